@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv and install ai-memory with its dev extras, if not already done.
+# torch is pinned and installed first: an unpinned torch pulls a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  echo "creating .venv with $($PY --version)" >&2
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.ai-memory-installed
+want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import memory, torch, sentence_transformers, graphify, apsw, sqlite_vec" 2>/dev/null; then
+  .venv/bin/python -m pip install -q --upgrade pip >&2
+  .venv/bin/python -m pip install -q "torch==2.13.0" >&2
+  .venv/bin/python -m pip install -q -e ".[dev]" >&2
+  echo "$want" > "$stamp"
+fi

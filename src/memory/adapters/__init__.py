@@ -1,0 +1,1 @@
+"""Adapters: one package per technology, each implementing ports."""

@@ -1,0 +1,60 @@
+"""DeterministicEmbedder: a tiny hashing-trick embedder for unit tests and baselines."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+from memory.domain.text import words
+from memory.ports.embedder import Embedder
+from memory.ports.errors import EmbedderUnavailable
+
+
+class DeterministicEmbedder(Embedder):
+    """Bag of hashed words (and their 4-letter prefixes), L2-normalized. Not semantic."""
+
+    def __init__(self, dimension: int = 64, state: str = "ready"):
+        self._dimension = dimension
+        self._state = state
+        self.embedded = 0  # texts embedded so far, for tests counting re-embedding
+
+    @property
+    def model_id(self) -> str:
+        return f"deterministic-hash-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _vector(self, text: str) -> list[float]:
+        vec = [0.0] * self._dimension
+        for word in words(text):
+            for token in (word, word[:4]):
+                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+                slot = int.from_bytes(digest[:4], "little") % self._dimension
+                vec[slot] += 1.0 if digest[4] % 2 else -1.0
+        norm = math.sqrt(sum(x * x for x in vec)) or 1.0
+        return [x / norm for x in vec]
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self._require()
+        self.embedded += len(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self._require()
+        return self._vector(text)
+
+    def _require(self) -> None:
+        if self._state != "ready":
+            raise EmbedderUnavailable(f"embedder is {self._state}")
+
+    def warm(self) -> None:
+        return None
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._state == "ready"
+
+    def state(self) -> str:
+        return self._state

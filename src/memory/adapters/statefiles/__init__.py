@@ -1,0 +1,1 @@
+"""File-backed state adapters."""

@@ -1,0 +1,1 @@
+"""Use cases: MemoryService (the eight operations), RetrievalEngine and Indexer."""

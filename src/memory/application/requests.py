@@ -1,0 +1,69 @@
+"""Validated, frozen request objects the service builds from raw tool or CLI input."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from memory.domain.errors import InvalidRequest
+from memory.domain.scope import ScopeFilter, StatusFilter
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 50
+MAX_DEPTH = 4
+MAX_NAME_CHARS = 1000
+MAX_NOTE_CHARS = 4000
+
+
+def clean_text(value, field: str, max_chars: int, required: bool = True) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise InvalidRequest(f"{field} must be a string")
+    if "\x00" in value:
+        raise InvalidRequest(f"{field} must not contain NUL characters")
+    if len(value) > max_chars:
+        raise InvalidRequest(f"{field} is too long ({len(value)} characters, at most {max_chars})")
+    value = value.strip()
+    if required and not value:
+        raise InvalidRequest(f"{field} must not be empty")
+    return value
+
+
+def bounded_int(value, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            else:
+                raise TypeError
+        except TypeError:
+            raise InvalidRequest(f"{field} must be an integer") from None
+    if not low <= value <= high:
+        raise InvalidRequest(f"{field} must be between {low} and {high}, not {value}")
+    return value
+
+
+def optional_key(value, field: str) -> str | None:
+    text = clean_text(value, field, 200, required=False)
+    return text or None
+
+
+@frozen(kw_only=True)
+class SearchRequest:
+    query: str
+    filter: ScopeFilter
+    limit: int = 8
+
+    @classmethod
+    def parse(cls, query, *, root_scope=None, repository=None, project=None, ticket=None,
+              status=None, path_prefix=None, limit=8) -> SearchRequest:
+        flt = ScopeFilter(
+            root_scope=optional_key(root_scope, "root_scope"),
+            repository=optional_key(repository, "repository"),
+            project=optional_key(project, "project"),
+            ticket=optional_key(ticket, "ticket"),
+            status=StatusFilter.parse(optional_key(status, "status")),
+            path_prefix=optional_key(path_prefix, "path_prefix"),
+        )
+        return cls(query=clean_text(query, "query", MAX_QUERY_CHARS),
+                   filter=flt, limit=bounded_int(limit, "limit", 1, MAX_LIMIT))

@@ -1,0 +1,1 @@
+"""Pure values and rules of ai-memory: notes, chunks, scopes, fusion, ranking, evidence."""

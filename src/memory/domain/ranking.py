@@ -1,0 +1,145 @@
+"""Candidates, the bounded rerank, dedup and the no-answer decision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from attrs import evolve, frozen
+
+from memory.domain.fusion import RRF_K
+from memory.domain.notes import Chunk, Note, Status
+from memory.domain.text import QueryFeatures, contains_exact
+
+# One bonus unit is what being ranked first in one more list is worth under RRF.
+UNIT = 1.0 / (RRF_K + 1)
+
+
+@frozen(kw_only=True)
+class Candidate:
+    """A chunk on its way into the packet, with every signal that touched it."""
+
+    chunk: Chunk
+    note: Note
+    fused: float = 0.0
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    semantic_rank: int | None = None
+    semantic_score: float | None = None  # cosine similarity
+    graph_rank: int | None = None
+    graph_score: float | None = None
+    bonus: float = 0.0
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def score(self) -> float:
+        return self.fused + self.bonus
+
+    def with_bonus(self, amount: float, reason: str) -> Candidate:
+        return evolve(self, bonus=self.bonus + amount, reasons=(*self.reasons, reason))
+
+
+@frozen(kw_only=True)
+class RerankPolicy:
+    identifier: float = 3.0
+    path: float = 2.0
+    phrase: float = 2.0
+    ticket: float = 2.0
+    ticket_mention: float = 0.5
+    title: float = 0.5
+    superseded: float = -2.0
+    archived: float = -1.0
+    needs_review: float = -0.25
+    past_review: float = -0.25
+    window: int = 50  # only the top of the fused list is reranked
+
+
+def rerank(candidates: Sequence[Candidate], features: QueryFeatures,
+           query_tickets: Iterable[str] = (), today: str | None = None,
+           policy: RerankPolicy = RerankPolicy()) -> list[Candidate]:
+    """Apply exact-match bonuses and status penalties to the top window, then re-sort."""
+    tickets = {t.upper() for t in query_tickets}
+    head = [_adjust(c, features, tickets, today, policy) for c in candidates[:policy.window]]
+    head.sort(key=lambda c: -c.score)
+    return head + list(candidates[policy.window:])
+
+
+def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None,
+            p: RerankPolicy) -> Candidate:
+    text = c.chunk.text
+    names = " ".join(c.note.names)
+    for ident in f.identifiers:
+        if contains_exact(text, ident) or contains_exact(names, ident):
+            c = c.with_bonus(p.identifier * UNIT, f"identifier:{ident}")
+    for path in f.paths:
+        if contains_exact(c.note.path, path) or contains_exact(text, path):
+            c = c.with_bonus(p.path * UNIT, f"path:{path}")
+    for phrase in f.phrases:
+        if contains_exact(text, phrase):
+            c = c.with_bonus(p.phrase * UNIT, "phrase")
+    if c.note.ticket and c.note.ticket.upper() in tickets:
+        c = c.with_bonus(p.ticket * UNIT, f"ticket:{c.note.ticket}")
+    elif any(contains_exact(text, t) for t in tickets):
+        c = c.with_bonus(p.ticket_mention * UNIT, "ticket-mention")
+    if f.terms and set(f.terms) <= set(QueryFeatures.of(c.note.title).terms):
+        c = c.with_bonus(p.title * UNIT, "title")
+    status = c.note.effective_status
+    if status is Status.SUPERSEDED:
+        c = c.with_bonus(p.superseded * UNIT, "superseded")
+    elif status is Status.ARCHIVED:
+        c = c.with_bonus(p.archived * UNIT, "archived")
+    elif status is Status.NEEDS_REVIEW:
+        c = c.with_bonus(p.needs_review * UNIT, "needs-review")
+    if today and c.note.review_after and c.note.review_after[:10] < today[:10]:
+        c = c.with_bonus(p.past_review * UNIT, "past-review-date")
+    return c
+
+
+def _overlaps(a: Chunk, b: Chunk) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def dedup(candidates: Sequence[Candidate], limit: int, per_note: int = 1) -> list[Candidate]:
+    """One item per note first; extra non-overlapping spans of a note only to fill the limit."""
+    chosen: list[Candidate] = []
+    for c in candidates:
+        if len(chosen) >= limit:
+            break
+        if any(x.note.memory_id == c.note.memory_id for x in chosen):
+            continue
+        chosen.append(c)
+    if len(chosen) < limit and per_note > 1:
+        for c in candidates:
+            if len(chosen) >= limit:
+                break
+            same = [x for x in chosen if x.note.memory_id == c.note.memory_id]
+            if c in chosen or not same or len(same) >= per_note:
+                continue
+            if any(_overlaps(x.chunk, c.chunk) for x in same):
+                continue
+            chosen.append(c)
+        chosen.sort(key=lambda c: -c.score)
+    return chosen
+
+
+@frozen(kw_only=True)
+class NoAnswerPolicy:
+    """An answer needs a lexical hit covering enough of the query, or a close vector."""
+
+    min_coverage: float = 0.34
+    min_similarity: float = 0.45
+    exact_match_answers: bool = True
+
+
+def is_no_answer(candidates: Sequence[Candidate], features: QueryFeatures,
+                 policy: NoAnswerPolicy = NoAnswerPolicy()) -> bool:
+    """True when nothing found is plausibly about the query."""
+    for c in candidates[:10]:
+        if policy.exact_match_answers and any(
+                r.startswith(("identifier:", "path:", "phrase", "ticket:")) for r in c.reasons):
+            return False
+        if c.lexical_rank is not None and \
+                features.coverage(c.chunk.indexed_text) >= policy.min_coverage:
+            return False
+        if c.semantic_score is not None and c.semantic_score >= policy.min_similarity:
+            return False
+    return True

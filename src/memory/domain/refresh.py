@@ -1,0 +1,155 @@
+"""Refresh values: source manifests, their differences, validation and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import field, frozen
+
+
+@frozen(kw_only=True)
+class SourceFile:
+    """A Markdown file as a directory scan sees it, before it is read."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@frozen(kw_only=True)
+class ManifestEntry:
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+@frozen(kw_only=True)
+class ManifestDiff:
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    suspect: tuple[str, ...] = ()  # stat differs; must be read to know
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.changed or self.removed or self.suspect)
+
+
+def diff_scan(previous: Mapping[str, ManifestEntry], scan: Mapping[str, SourceFile]) -> ManifestDiff:
+    """Compare a scan with the last manifest by stat; files whose stat moved are suspects."""
+    added = tuple(sorted(p for p in scan if p not in previous))
+    removed = tuple(sorted(p for p in previous if p not in scan))
+    suspect = tuple(sorted(
+        p for p, f in scan.items()
+        if p in previous and (previous[p].size != f.size or previous[p].mtime_ns != f.mtime_ns)))
+    return ManifestDiff(added=added, removed=removed, suspect=suspect)
+
+
+@frozen(kw_only=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str = ""
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@frozen(kw_only=True)
+class ValidationReport:
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "checks": [c.as_dict() for c in self.checks]}
+
+
+@frozen(kw_only=True)
+class GenerationInfo:
+    """A published (or staged) generation of the index or the graph."""
+
+    id: str
+    created: str
+    notes: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    model_id: str | None = None
+    dimension: int | None = None
+    schema_version: int = 0
+    nodes: int = 0
+    edges: int = 0
+    manifest: Mapping[str, ManifestEntry] = field(factory=dict, repr=False, eq=False)
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "created": self.created, "notes": self.notes,
+                "chunks": self.chunks, "vectors": self.vectors, "model_id": self.model_id,
+                "dimension": self.dimension, "schema_version": self.schema_version,
+                "nodes": self.nodes, "edges": self.edges}
+
+
+@frozen(kw_only=True)
+class StageReport:
+    """Outcome of one stage (index or graph) of a refresh."""
+
+    stage: str  # "index" | "graph"
+    outcome: str  # "published" | "unchanged" | "kept-last-good" | "skipped"
+    generation: str | None = None
+    previous: str | None = None
+    reason: str = ""
+    validation: ValidationReport | None = None
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    embedded: int = 0
+    reused_vectors: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("published", "unchanged", "skipped")
+
+    def as_dict(self) -> dict:
+        return {"stage": self.stage, "outcome": self.outcome, "generation": self.generation,
+                "previous": self.previous, "reason": self.reason,
+                "validation": self.validation.as_dict() if self.validation else None,
+                "added": self.added, "changed": self.changed, "removed": self.removed,
+                "embedded": self.embedded, "reused_vectors": self.reused_vectors,
+                "seconds": round(self.seconds, 3)}
+
+
+@frozen(kw_only=True)
+class RefreshReport:
+    mode: str
+    stages: tuple[StageReport, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.stages)
+
+    def stage(self, name: str) -> StageReport | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+    def as_dict(self) -> dict:
+        index, graph = self.stage("index"), self.stage("graph")
+        return {"mode": self.mode, "ok": self.ok,
+                "index_generation": index.generation if index else None,
+                "graph_generation": graph.generation if graph else None,
+                "stages": [s.as_dict() for s in self.stages],
+                "warnings": list(self.warnings)}
+
+
+@frozen(kw_only=True)
+class SourceScan:
+    """Every Markdown file under the root, plus warnings for what was skipped."""
+
+    files: Mapping[str, SourceFile]
+    warnings: tuple[str, ...] = ()

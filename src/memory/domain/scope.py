@@ -1,0 +1,127 @@
+"""Scope: which notes a search may see, resolved from explicit filters and the query."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from attrs import evolve, field, frozen
+
+from memory.domain.errors import InvalidRequest
+from memory.domain.notes import Note, Status
+
+# Upper-case project key, dash, number: ALPHA-142, NX-401, PROJ2-7.
+TICKET_ID = re.compile(r"\b([A-Z][A-Z0-9]{1,14}-\d{1,7})\b")
+
+
+class StatusFilter(str, Enum):
+    """`active` means current knowledge: active and needs-review notes."""
+
+    ACTIVE = "active"
+    NEEDS_REVIEW = "needs-review"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+    ANY = "any"
+
+    @classmethod
+    def parse(cls, value: str | None) -> StatusFilter:
+        if value is None or value == "":
+            return cls.ACTIVE
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            allowed = ", ".join(s.value for s in cls)
+            raise InvalidRequest(f"status must be one of {allowed}, not {value!r}") from None
+
+    def admits(self, status: Status) -> bool:
+        if self is StatusFilter.ANY:
+            return True
+        if self is StatusFilter.ACTIVE:
+            return status.is_current
+        return status.value == self.value
+
+
+def ticket_ids_in(text: str) -> tuple[str, ...]:
+    """Ticket ids named in free text, in order of first appearance."""
+    return tuple(dict.fromkeys(m.group(1) for m in TICKET_ID.finditer(text or "")))
+
+
+def _key(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value.lower() or None
+
+
+def _prefix(value: str | None) -> str | None:
+    text = (value or "").strip().replace("\\", "/")
+    if not text:
+        return None
+    if text.startswith("/") or text.startswith("~") or re.match(r"^[A-Za-z]:", text) \
+            or any(part == ".." for part in text.split("/")):
+        raise InvalidRequest(f"path_prefix must be relative to the memory root: {value!r}")
+    return text.lstrip("./") if text.startswith("./") else text
+
+
+@frozen(kw_only=True)
+class ScopeFilter:
+    """Hard filters applied before ranking in every provider: nothing outside passes."""
+
+    root_scope: str | None = field(default=None, converter=_key)
+    repository: str | None = field(default=None, converter=_key)
+    project: str | None = field(default=None, converter=_key)
+    ticket: str | None = field(default=None, converter=lambda v: (v or "").strip().upper() or None)
+    status: StatusFilter = StatusFilter.ACTIVE
+    path_prefix: str | None = field(default=None, converter=_prefix)
+
+    def admits(self, note: Note) -> bool:
+        if self.root_scope and (note.root_scope or "").lower() != self.root_scope:
+            return False
+        if self.repository and not (self.repository in note.repositories or note.is_cross_cutting):
+            return False
+        if self.project and not (self.project in note.projects or note.is_cross_cutting):
+            return False
+        if self.ticket and (note.ticket or "").upper() != self.ticket:
+            return False
+        if self.path_prefix and not note.path.lower().startswith(self.path_prefix.lower()):
+            return False
+        return self.status.admits(note.effective_status)
+
+    def describe(self) -> dict[str, str]:
+        out = {"status": self.status.value}
+        for name in ("root_scope", "repository", "project", "ticket", "path_prefix"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        return out
+
+
+@frozen(kw_only=True)
+class ResolvedScope:
+    """The filter a search runs under, plus what was inferred and from where."""
+
+    filter: ScopeFilter
+    query_tickets: tuple[str, ...] = ()  # ticket ids named in the query (ranking hints)
+    inferred: tuple[tuple[str, str], ...] = ()  # (field, source) for defaults we guessed
+
+    def as_dict(self) -> dict:
+        out: dict = dict(self.filter.describe())
+        if self.query_tickets:
+            out["query_tickets"] = list(self.query_tickets)
+        if self.inferred:
+            out["inferred"] = {name: source for name, source in self.inferred}
+        return out
+
+
+def resolve_scope(query: str, explicit: ScopeFilter,
+                  default_repository: tuple[str, str] | None = None) -> ResolvedScope:
+    """Combine explicit filters, ticket ids in the query and an inferred repository.
+
+    An explicit argument always wins; a default repository (key, source) applies only
+    when the caller gave neither a repository nor a ticket nor a project.
+    """
+    inferred: list[tuple[str, str]] = []
+    flt = explicit
+    if default_repository and not (explicit.repository or explicit.ticket or explicit.project):
+        key, source = default_repository
+        flt = evolve(flt, repository=key)
+        inferred.append(("repository", source))
+    return ResolvedScope(filter=flt, query_tickets=ticket_ids_in(query), inferred=tuple(inferred))

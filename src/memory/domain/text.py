@@ -1,0 +1,88 @@
+"""Query text analysis shared by ranking rules: terms, identifiers, paths, error strings."""
+
+from __future__ import annotations
+
+import re
+
+from attrs import frozen
+
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Tokens that look like identifiers: contain a digit, dash, dot, slash or underscore
+# inside, or mixed case (CamelCase); these must be matched exactly, not paraphrased.
+IDENTIFIER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/\\:]*[A-Za-z0-9_]")
+QUOTED = re.compile(r"\"([^\"]{3,})\"|'([^']{6,})'|`([^`]{2,})`")
+PATH_LIKE = re.compile(r"(?:[\w.\-]+/)+[\w.\-]+|[\w\-]+\.(?:md|py|js|ts|vbs|ps1|sh|json|toml|ya?ml|txt|cfg|ini|go|rs|java|cs)\b")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves did does done get got
+ever also yet may might must shall us let lets
+""".split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits), in order."""
+    return [w.lower() for w in WORD.findall(text or "")]
+
+
+def content_terms(text: str) -> tuple[str, ...]:
+    """Distinct words that carry meaning: no stopwords, no single letters."""
+    return tuple(dict.fromkeys(w for w in words(text) if w not in STOPWORDS and len(w) > 1))
+
+
+def _looks_like_identifier(token: str) -> bool:
+    inner = token[1:-1]
+    has_mark = any(c in inner for c in "-_./\\:") or any(c.isdigit() for c in token)
+    camel = any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
+    return (has_mark or camel) and any(c.isalpha() for c in token) and len(token) >= 3
+
+
+@frozen
+class QueryFeatures:
+    """What a query asks for exactly, beyond its words."""
+
+    terms: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    paths: tuple[str, ...]
+    phrases: tuple[str, ...]
+
+    @classmethod
+    def of(cls, query: str) -> QueryFeatures:
+        query = query or ""
+        phrases = tuple(dict.fromkeys(
+            next(g for g in m.groups() if g).strip() for m in QUOTED.finditer(query)))
+        identifiers = tuple(dict.fromkeys(
+            t.strip(".:") for t in IDENTIFIER.findall(query) if _looks_like_identifier(t.strip(".:"))))
+        paths = tuple(dict.fromkeys(PATH_LIKE.findall(query)))
+        return cls(terms=content_terms(query), identifiers=identifiers, paths=paths,
+                   phrases=phrases)
+
+    def matched_terms(self, text: str) -> tuple[str, ...]:
+        """Query terms present in text, allowing simple inflections (retry ~ retries)."""
+        present = set(words(text))
+        return tuple(t for t in self.terms if t in present or _inflected(t, present))
+
+    def coverage(self, text: str) -> float:
+        if not self.terms:
+            return 0.0
+        return len(self.matched_terms(text)) / len(self.terms)
+
+
+def _inflected(term: str, present: set[str]) -> bool:
+    if len(term) < 4:
+        return False
+    stem = term[: max(4, len(term) - 3)]
+    return any(w.startswith(stem) for w in present)
+
+
+def contains_exact(haystack: str, needle: str) -> bool:
+    """Case-insensitive containment of an identifier or phrase, collapsing whitespace."""
+    if not needle:
+        return False
+    norm = " ".join(haystack.split()).lower()
+    return " ".join(needle.split()).lower() in norm

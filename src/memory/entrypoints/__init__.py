@@ -1,0 +1,1 @@
+"""Entrypoints: composition root, MCP stdio server, CLI and client installer."""

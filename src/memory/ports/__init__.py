@@ -1,0 +1,1 @@
+"""Interfaces the application needs from the outside world, one role per module."""

@@ -1,0 +1,41 @@
+"""ChunkStore: lexical search and note lookup over the current index generation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from attrs import frozen
+
+from memory.domain.notes import Chunk, Note
+from memory.domain.scope import ScopeFilter
+
+
+@frozen
+class Hit:
+    """One chunk a provider found, with that provider's raw score (higher is better)."""
+
+    chunk: Chunk
+    note: Note
+    score: float
+
+
+@runtime_checkable
+class ChunkStore(Protocol):
+    def search(self, query: str, scope: ScopeFilter, limit: int) -> list[Hit]:
+        """Best chunks for the query's words (bm25), only among notes the scope admits."""
+
+    def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
+        """Every note of the generation (optionally only those the scope admits)."""
+
+    def note(self, memory_id: str) -> Note | None:
+        """One note by memory_id, or None."""
+
+    def find(self, name: str) -> list[Note]:
+        """Notes whose memory_id, path, title or alias equals name (case-insensitive)."""
+
+    def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
+        """The chunks of one note, in order."""
+
+    def lines(self, memory_id: str) -> Sequence[str]:
+        """The indexed lines of one note (line 1 first), for context expansion."""

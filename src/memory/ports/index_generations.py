@@ -1,0 +1,71 @@
+"""IndexGenerations: staging, validating and publishing immutable index generations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from attrs import frozen
+
+from memory.domain.notes import NoteDocument
+from memory.domain.refresh import GenerationInfo, ManifestEntry
+
+
+@frozen(kw_only=True)
+class StagedFacts:
+    """What a staged generation holds, for the application's validation rules."""
+
+    notes: int
+    chunks: int
+    vectors: int
+    dimension: int | None
+    integrity: str  # "ok" or the integrity check's complaint
+    paths: frozenset[str]
+
+
+@runtime_checkable
+class IndexStage(Protocol):
+    @property
+    def id(self) -> str:
+        """Generation id this stage will publish as."""
+
+    def manifest(self) -> Mapping[str, ManifestEntry]:
+        """Source manifest carried over from the base generation, as edited so far."""
+
+    def remove(self, paths: Iterable[str]) -> None:
+        """Drop these notes (by relative path) and all their chunks and vectors."""
+
+    def add(self, document: NoteDocument, entry: ManifestEntry,
+            vectors: Sequence[Sequence[float]] | None) -> None:
+        """Insert a note, its chunks and (if given) one vector per chunk, in order.
+
+        Raises DuplicateNote when another path already holds the memory_id.
+        """
+
+    def facts(self) -> StagedFacts:
+        """Counts, dimension and integrity of what is staged."""
+
+    def probe(self, text: str, vector: Sequence[float] | None, limit: int) -> tuple[list[str], list[str]]:
+        """Chunk ids found for text lexically and for vector semantically (self-check)."""
+
+    def publish(self, model_id: str | None, dimension: int | None,
+                validation: Mapping) -> GenerationInfo:
+        """Seal the stage and make it current by atomic pointer replacement."""
+
+    def discard(self) -> None:
+        """Throw the stage away; the current generation stays as it was."""
+
+
+@runtime_checkable
+class IndexGenerations(Protocol):
+    def current(self) -> GenerationInfo | None:
+        """The published generation readers use, switching if another process published."""
+
+    def stage(self, base: str | None) -> IndexStage:
+        """Start a new generation as a copy of base (or empty when None)."""
+
+    def collect(self, keep: int, grace_seconds: float) -> list[str]:
+        """Delete old generations and stale stages; return what was removed."""
+
+    def check_current(self) -> list[str]:
+        """Problems with the current generation (missing, corrupt); empty when fine."""

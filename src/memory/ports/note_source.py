@@ -1,0 +1,21 @@
+"""NoteSource: the canonical Markdown memory root, read-only."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from memory.domain.notes import NoteDocument
+from memory.domain.refresh import SourceScan
+
+
+@runtime_checkable
+class NoteSource(Protocol):
+    @property
+    def root(self) -> str:
+        """Absolute path of the memory root."""
+
+    def scan(self) -> SourceScan:
+        """List every indexable Markdown file by relative path (stat only, no reading)."""
+
+    def load(self, path: str) -> NoteDocument:
+        """Read and parse one note; NotFound if missing, InvalidRequest if outside the root."""

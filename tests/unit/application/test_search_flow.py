@@ -1,0 +1,168 @@
+"""The whole search flow on in-memory adapters: scope, fusion, rerank, dedup, evidence."""
+
+import pytest
+
+from builders import World, make_doc
+
+from memory.application.retrieval import SearchConfig
+from memory.domain.errors import InvalidRequest
+
+
+def corpus():
+    return [
+        make_doc("Repos/alpha/Tickets/ALPHA-142/Retry Decision.md",
+                 "# Retry Decision\n\nWe retry the payment webhook three times with backoff.\n"
+                 "The retry budget is 30 seconds.\n", title="Retry Decision"),
+        make_doc("Repos/alpha/Notes/Deploy.md",
+                 "# Deploy\n\nDeploy alpha with the blue green script.\nRun scripts/deploy.sh first.\n"),
+        make_doc("Repos/beta/Notes/Retry.md",
+                 "# Retry\n\nRetry retry retry payment webhook retry budget retry backoff.\n"),
+        make_doc("Decisions/Logging.md",
+                 "# Logging\n\nAll services log JSON lines to stdout.\n"),
+        make_doc("Repos/alpha/Notes/Old Cache.md",
+                 "# Old cache\n\nThe cache TTL is 5 minutes.\n", status="superseded",
+                 memory_id="old-cache"),
+        make_doc("Repos/alpha/Notes/Cache.md",
+                 "# Cache\n\nThe cache TTL is 10 minutes since March.\n",
+                 memory_id="cache", supersedes=("old-cache",)),
+        make_doc("Repos/alpha/Notes/Errors.md",
+                 "# Errors\n\nWhen launching you may see NX-401: token expired in the launcher.\n"
+                 "Fix it with scripts/launch-hidden.vbs which refreshes the token.\n"),
+    ]
+
+
+@pytest.fixture
+def world():
+    w = World(corpus())
+    report = w.refresh("full")
+    assert report.ok, report.as_dict()
+    return w
+
+
+def paths(packet):
+    return [i.path for i in packet.items]
+
+
+def test_scope_filters_before_ranking(world):
+    everywhere = world.service.search("retry payment webhook budget backoff")
+    assert paths(everywhere)[0] == "Repos/beta/Notes/Retry.md"  # best match overall
+    scoped = world.service.search("retry payment webhook budget backoff", repository="alpha")
+    assert "Repos/beta/Notes/Retry.md" not in paths(scoped)
+    assert paths(scoped)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
+
+
+def test_scope_limit_is_filled_from_inside_the_scope(world):
+    scoped = world.service.search("retry cache deploy logging webhook", repository="alpha", limit=3)
+    assert len(scoped.items) == 3
+    assert all(not p.startswith("Repos/beta/") for p in paths(scoped))
+
+
+def test_ticket_id_in_query_is_resolved_and_ranks_the_ticket_first(world):
+    packet = world.service.search("what did we decide for ALPHA-142 about backoff")
+    assert packet.scope["query_tickets"] == ["ALPHA-142"]
+    assert paths(packet)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
+    assert any(r.startswith("ticket:") for r in packet.items[0].reasons)
+
+
+def test_explicit_ticket_filter_admits_only_that_ticket(world):
+    packet = world.service.search("retry", ticket="alpha-142")
+    assert paths(packet) == ["Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"]
+
+
+def test_superseded_notes_hidden_unless_status_asks(world):
+    default = world.service.search("cache TTL minutes")
+    assert "Repos/alpha/Notes/Old Cache.md" not in paths(default)
+    assert "Repos/alpha/Notes/Cache.md" in paths(default)
+    historic = world.service.search("cache TTL minutes", status="superseded")
+    assert paths(historic) == ["Repos/alpha/Notes/Old Cache.md"]
+    both = world.service.search("cache TTL minutes", status="any")
+    assert paths(both)[0] == "Repos/alpha/Notes/Cache.md"  # supersession penalty
+
+
+def test_exact_identifier_bonus_puts_the_identifier_first(world):
+    packet = world.service.search("NX-401")
+    assert paths(packet)[0] == "Repos/alpha/Notes/Errors.md"
+    assert "identifier:NX-401" in packet.items[0].reasons
+    path_query = world.service.search("scripts/launch-hidden.vbs")
+    assert paths(path_query)[0] == "Repos/alpha/Notes/Errors.md"
+
+
+def test_no_answer_for_an_unrelated_query(world):
+    packet = world.service.search("quantum chromodynamics lattice gluon")
+    assert packet.no_answer is True
+    assert packet.items == ()
+
+
+def test_evidence_spans_point_exactly_at_the_cited_text(world):
+    packet = world.service.search("blue green script")
+    item = packet.items[0]
+    lines = world.source.load(item.path).lines
+    assert item.text == "\n".join(lines[item.start_line - 1:item.end_line])
+    assert "blue green" in item.text
+    assert item.signals.lexical == 1
+
+
+def test_rrf_order_combines_lists():
+    docs = [make_doc(f"Decisions/N{i}.md", f"# N{i}\n\nalpha bravo {'charlie ' * i}\n")
+            for i in range(1, 5)]
+    w = World(docs, config=SearchConfig(use_semantic=False, use_graph=False))
+    w.refresh("index")
+    packet = w.service.search("charlie")
+    scores = [i.score for i in packet.items]
+    assert scores == sorted(scores, reverse=True)
+    assert paths(packet)[0] == "Decisions/N4.md"  # most charlies ranks first lexically
+
+
+def test_dedup_gives_one_item_per_note_first():
+    body = "# Big\n\n" + "\n".join(f"zebra fact number {i}" for i in range(40))
+    docs = [make_doc("Decisions/Big.md", body), make_doc("Decisions/Small.md", "# Small\n\nzebra\n")]
+    w = World(docs)
+    w.refresh("index")
+    packet = w.service.search("zebra fact", limit=2)
+    assert sorted(paths(packet)) == ["Decisions/Big.md", "Decisions/Small.md"]
+    more = w.service.search("zebra fact", limit=4)
+    big = [i for i in more.items if i.path == "Decisions/Big.md"]
+    assert len(big) >= 2
+    spans = sorted((i.start_line, i.end_line) for i in big)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))  # never overlapping
+
+
+def test_context_budget_is_respected():
+    body = "# Notes\n\n" + "\n".join(f"line {i} " + "word " * 30 for i in range(60))
+    w = World([make_doc("Decisions/Long.md", body, window=2, overlap=0)],
+              config=SearchConfig(budget_chars=400, max_item_lines=50))
+    w.refresh("index")
+    packet = w.service.search("line 30 word")
+    item = packet.items[0]
+    assert item.end_line - item.start_line + 1 <= 2  # no room to expand past the chunk
+    roomy = World([make_doc("Decisions/Long.md", body, window=2, overlap=0)],
+                  config=SearchConfig(budget_chars=100_000, max_item_lines=12))
+    roomy.refresh("index")
+    wide = roomy.service.search("line 30 word").items[0]
+    assert wide.end_line - wide.start_line + 1 == 12
+
+
+def test_invalid_input_is_refused(world):
+    with pytest.raises(InvalidRequest):
+        world.service.search("")
+    with pytest.raises(InvalidRequest):
+        world.service.search("x", limit=-1)
+    with pytest.raises(InvalidRequest):
+        world.service.search("x" * 3000)
+    with pytest.raises(InvalidRequest):
+        world.service.search("x", status="bogus")
+    with pytest.raises(InvalidRequest):
+        world.service.search("x", path_prefix="../etc")
+
+
+def test_default_repository_is_inferred_but_explicit_wins():
+    w = World(corpus(), default_repository=lambda: ("alpha", "git remote"))
+    w.refresh("full")
+    packet = w.service.search("retry payment webhook budget backoff")
+    assert packet.scope["repository"] == "alpha"
+    assert packet.scope["inferred"] == {"repository": "git remote"}
+    assert "Repos/beta/Notes/Retry.md" not in paths(packet)
+    assert "Decisions/Logging.md" in paths(w.service.search("log JSON lines stdout"))
+    explicit = w.service.search("retry payment webhook budget backoff", repository="beta")
+    assert paths(explicit)[0] == "Repos/beta/Notes/Retry.md"
+    assert "inferred" not in explicit.scope
