@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from memory.domain.chunking import HEADING
+
 
 @frozen(kw_only=True)
 class Span:
@@ -18,7 +20,7 @@ class Span:
 
 
 def _is_heading(line: str) -> bool:
-    return line.lstrip().startswith("#")
+    return HEADING.match(line) is not None
 
 
 def expand_span(span: Span, lines: Sequence[str], max_lines: int, max_chars: int,

@@ -15,7 +15,14 @@ class NoteSource(Protocol):
         """Absolute path of the memory root."""
 
     def scan(self) -> SourceScan:
-        """List every indexable Markdown file by relative path (stat only, no reading)."""
+        """List every indexable Markdown file by relative path (stat only, no reading).
+
+        Raises NotFound when the root itself is missing or unreadable.
+        """
 
     def load(self, path: str) -> NoteDocument:
-        """Read and parse one note; NotFound if missing, InvalidRequest if outside the root."""
+        """Read and parse one note.
+
+        NotFound if missing; InvalidRequest if outside the root, binary, not UTF-8,
+        oversized or unreadable (the indexer turns those into warnings).
+        """
