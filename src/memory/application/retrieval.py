@@ -7,12 +7,13 @@ from collections.abc import Callable, Sequence
 from attrs import evolve, field, frozen
 
 from memory.application.requests import SearchRequest
-from memory.domain.context import Span, allot, expand_span, text_of
+from memory.domain.context import Span, allot, expand_span
 from memory.domain.evidence import EvidenceItem, EvidencePacket, Generation, Signals
 from memory.domain.fusion import reciprocal_rank_fusion
 from memory.domain.notes import Chunk, Note
 from memory.domain.ranking import (Candidate, NoAnswerPolicy, RerankPolicy, dedup,
                                    is_no_answer, rerank)
+from memory.domain.secrets import redact_lines, redact_text
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter, resolve_scope
 from memory.domain.text import QueryFeatures
 from memory.ports.chunk_store import ChunkStore, Hit
@@ -209,7 +210,9 @@ class RetrievalEngine:
         lines = self._chunks.lines(c.note.memory_id)
         if lines:
             span = expand_span(span, lines, self.config.max_item_lines, per_item, blocked)
-            text = text_of(span, lines)
+            text = _redacted(lines, span)
+        else:
+            text = redact_text(text)
         return EvidenceItem(
             memory_id=c.note.memory_id, path=c.note.path, title=c.note.title,
             heading=c.chunk.heading, start_line=span.start_line, end_line=span.end_line,
@@ -222,3 +225,13 @@ class RetrievalEngine:
                                 evolve(self.config, **changes), self._default_repository,
                                 self._today)
         return clone
+
+
+# A private key block can open well above a cited span; look this far back for it.
+SECRET_LOOKBACK = 100
+
+
+def _redacted(lines: Sequence[str], span: Span) -> str:
+    first = max(1, span.start_line - SECRET_LOOKBACK)
+    clean, _ = redact_lines(lines[first - 1: span.end_line])
+    return "\n".join(clean[span.start_line - first:])

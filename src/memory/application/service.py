@@ -13,6 +13,7 @@ from memory.domain.evidence import EvidencePacket, Generation
 from memory.domain.notes import Note
 from memory.domain.refresh import RefreshReport, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.domain.secrets import redact_lines
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -70,12 +71,14 @@ class MemoryService:
             raise InvalidRequest("end_line must not be before start_line")
         last = min(last, total, first + MAX_GET_LINES - 1)
         note = doc.note
+        clean, findings = redact_lines(doc.lines)
         return {
             "memory_id": note.memory_id, "path": note.path, "title": note.title,
             "status": note.effective_status.value, "content_hash": note.content_hash,
             "front_matter": doc.front_matter, "line_count": total,
             "start_line": first, "end_line": last,
-            "lines": [{"line": i, "text": doc.lines[i - 1]} for i in range(first, last + 1)],
+            "lines": [{"line": i, "text": clean[i - 1]} for i in range(first, last + 1)],
+            "redacted_lines": sorted({f.line for f in findings if first <= f.line <= last}),
             "truncated": last < (total if end_line is None else min(end_line, total)),
             "warnings": list(doc.warnings),
         }
@@ -174,6 +177,7 @@ class MemoryService:
             "feedback_records": self._feedback.count(),
             "self_check": self_check,
             "notes_past_review": self._past_review(),
+            "notes_with_secrets": self._secrets(),
             "warnings": warnings,
         }
 
@@ -214,6 +218,16 @@ class MemoryService:
         today = self._clock.now_iso()[:10]
         return [n.path for n in self._chunks.notes()
                 if n.review_after and n.review_after[:10] < today][:50]
+
+    def _secrets(self) -> list[dict]:
+        """Notes holding secret-shaped text, so a person can clean them (values not shown)."""
+        found = []
+        for note in self._chunks.notes(ScopeFilter(status=StatusFilter.ANY)):
+            _, findings = redact_lines(self._chunks.lines(note.memory_id))
+            if findings:
+                found.append({"path": note.path, "lines": sorted({f.line for f in findings})[:20],
+                              "kinds": sorted({f.kind for f in findings})})
+        return found
 
     def _resolve_path(self, name: str) -> str:
         matches = self._chunks.find(name)

@@ -1,0 +1,68 @@
+"""Secret-shaped text: found in note lines and redacted before anything is returned."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from attrs import frozen
+
+MARKER = "[REDACTED:{kind}]"
+
+# Where a pattern has a `value` group only that part is hidden, so the label stays readable.
+PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
+    ("aws-secret-key", re.compile(
+        r"(?i)(?:aws_?secret_?access_?key|secret_?access_?key)\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{40})")),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}\b")),
+    ("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9_\-.=+/]{16,})")),
+    ("url-password", re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:(?P<value>[^@\s/]+)@")),
+    ("password-assignment", re.compile(
+        r"(?i)\b(?:password|passwd|pwd|secret|api_?key|access_?token|auth_?token|token)"
+        r"\s*[:=]\s*[\"']?(?P<value>[^\s\"'\[]{8,})")),
+)
+KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
+KEY_END = re.compile(r"-----END ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
+
+
+@frozen
+class SecretFinding:
+    line: int  # 1-based
+    kind: str
+
+
+def _redact_line(line: str) -> tuple[str, list[str]]:
+    kinds = []
+    for kind, pattern in PATTERNS:
+        def swap(m: re.Match, kind=kind) -> str:
+            kinds.append(kind)
+            marker = MARKER.format(kind=kind)
+            if "value" not in pattern.groupindex:
+                return marker
+            start, end = m.span("value")
+            return m.group(0)[: start - m.start()] + marker + m.group(0)[end - m.start():]
+        line = pattern.sub(swap, line)
+    return line, kinds
+
+
+def redact_lines(lines: Sequence[str]) -> tuple[tuple[str, ...], tuple[SecretFinding, ...]]:
+    """Lines with secret values replaced by a visible marker, and where they were."""
+    out, findings = [], []
+    in_key = False
+    for number, line in enumerate(lines, 1):
+        if in_key or KEY_BEGIN.search(line):
+            findings.append(SecretFinding(number, "private-key"))
+            in_key = not KEY_END.search(line)
+            out.append(MARKER.format(kind="private-key"))
+            continue
+        redacted, kinds = _redact_line(line)
+        findings += [SecretFinding(number, k) for k in dict.fromkeys(kinds)]
+        out.append(redacted)
+    return tuple(out), tuple(findings)
+
+
+def redact_text(text: str) -> str:
+    return "\n".join(redact_lines(text.split("\n"))[0])
