@@ -8,6 +8,7 @@ from attrs import evolve, frozen
 
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.notes import Chunk, NoteDocument
+from memory.domain.text import content_terms
 from memory.domain.refresh import (Check, GenerationInfo, ManifestEntry, RefreshReport,
                                    SourceFile, StageReport, ValidationReport, diff_scan)
 from memory.ports.clock import Clock
@@ -210,7 +211,8 @@ class Indexer:
         return ValidationReport(checks=tuple(checks))
 
     def _self_query(self, stage: IndexStage, semantic: bool, added: list[NoteDocument]) -> Check:
-        probe = next((c for d in added for c in d.chunks if c.text.strip()), None)
+        # Probe with a chunk that has real words: `---` or a lone fence matches nothing.
+        probe = next((c for d in added for c in d.chunks if len(content_terms(c.text)) >= 2), None)
         if probe is None:
             return Check(name="self-query", ok=True, detail="no new chunk to probe")
         vector = self._embedder.embed_query(probe.indexed_text) if semantic else None

@@ -1,1 +1,11 @@
-"""sqlite adapter."""
+"""SQLite adapters: immutable index generations (FTS5 + sqlite-vec) and the embedding cache."""
+
+from memory.adapters.sqlite.chunk_store import SqliteChunkStore
+from memory.adapters.sqlite.embedding_cache import SqliteEmbeddingCache
+from memory.adapters.sqlite.generations import SqliteGenerations
+from memory.adapters.sqlite.index import SqliteIndex
+from memory.adapters.sqlite.stage import SqliteIndexStage
+from memory.adapters.sqlite.vector_index import SqliteVectorIndex
+
+__all__ = ["SqliteChunkStore", "SqliteEmbeddingCache", "SqliteGenerations", "SqliteIndex",
+           "SqliteIndexStage", "SqliteVectorIndex"]

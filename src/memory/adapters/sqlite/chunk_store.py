@@ -1,0 +1,76 @@
+"""SqliteChunkStore: bm25 search and note lookup over the current index generation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from memory.adapters.sqlite.index import SqliteIndex
+from memory.adapters.sqlite.queries import lexical, scope_where
+from memory.adapters.sqlite.schema import CHUNK_COLUMNS, chunk_from_row
+from memory.adapters.sqlite.view import GenerationView
+from memory.domain.notes import Chunk, Note
+from memory.domain.scope import ScopeFilter
+from memory.ports.chunk_store import ChunkStore, Hit
+
+
+def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
+    notes = view.notes_for(chunk.memory_id for chunk, _ in found)
+    return [Hit(chunk, notes[chunk.memory_id], score) for chunk, score in found
+            if chunk.memory_id in notes]
+
+
+class SqliteChunkStore(ChunkStore):
+    """Reads whatever generation the shared SqliteIndex currently serves."""
+
+    def __init__(self, index: SqliteIndex):
+        self._index = index
+
+    def search(self, query: str, scope: ScopeFilter, limit: int) -> list[Hit]:
+        with self._index.reading() as view:
+            if view is None:
+                return []
+            return hits(view, lexical(view.conn, query, scope, limit))
+
+    def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
+        with self._index.reading() as view:
+            if view is None:
+                return []
+            where, params = scope_where(scope)
+            if not where:
+                return list(view.all_notes())
+            ids = [r[0] for r in view.conn.execute(
+                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params)]
+            found = view.notes_for(ids)
+            return [found[i] for i in ids]
+
+    def note(self, memory_id: str) -> Note | None:
+        with self._index.reading() as view:
+            return view.notes_for([memory_id]).get(memory_id) if view is not None else None
+
+    def find(self, name: str) -> list[Note]:
+        key = (name or "").strip().lower()
+        with self._index.reading() as view:
+            if view is None or not key:
+                return []
+            ids = [r[0] for r in view.conn.execute(
+                "SELECT DISTINCT nn.memory_id FROM note_names nn JOIN notes n "
+                "ON n.memory_id = nn.memory_id WHERE nn.name = ? ORDER BY n.path", (key,))]
+            found = view.notes_for(ids)
+            return [found[i] for i in ids]
+
+    def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
+        with self._index.reading() as view:
+            if view is None:
+                return []
+            return [chunk_from_row(row) for row in view.conn.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.memory_id = ? ORDER BY c.ordinal",
+                (memory_id,))]
+
+    def lines(self, memory_id: str) -> Sequence[str]:
+        with self._index.reading() as view:
+            if view is None:
+                return ()
+            row = view.conn.execute("SELECT lines FROM notes WHERE memory_id = ?",
+                                    (memory_id,)).fetchone()
+            return tuple(json.loads(row[0])) if row else ()

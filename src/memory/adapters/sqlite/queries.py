@@ -1,0 +1,126 @@
+"""SQL shared by readers and stages: safe FTS5 queries, scope filters, bm25 and KNN."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import apsw
+import numpy as np
+
+from memory.adapters.sqlite.schema import CHUNK_COLUMNS, chunk_from_row, has_vectors
+from memory.domain.notes import Chunk, Status
+from memory.domain.scope import ScopeFilter
+from memory.domain.text import STOPWORDS, words
+from memory.ports.errors import StoreError
+
+MAX_TERMS = 64
+MAX_K = 4096  # sqlite-vec refuses larger k
+# A run of word characters joined by identifier punctuation: ALPHA-142, a/b.vbs, snake_case.
+_TOKEN = re.compile(r"[\w.\-/\\:]+")
+_MARKS = frozenset("-./_\\:")
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression built only from quoted words, so no input is syntax.
+
+    Terms are OR-ed so bm25 rewards chunks that hold more (and rarer) of them; each
+    identifier-like token adds its parts as a phrase so `ALPHA-142` outranks `alpha`.
+    """
+    terms = words(text)
+    kept = [t for t in terms if t not in STOPWORDS] or terms
+    phrases = []
+    for token in _TOKEN.findall(text or ""):
+        parts = words(token)
+        if len(parts) > 1 and (any(c in _MARKS for c in token) or any(c.isdigit() for c in token)):
+            phrases.append(" ".join(parts))
+    items = list(dict.fromkeys(kept))[:MAX_TERMS] + list(dict.fromkeys(phrases))[:MAX_TERMS]
+    if not items:
+        return None
+    return " OR ".join('"' + item.replace('"', '""') + '"' for item in items)
+
+
+def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
+    """SQL over `notes n` equivalent to scope.admits(note); ("", []) when it admits all."""
+    if scope is None:
+        return "", []
+    clauses: list[str] = []
+    params: list = []
+    if scope.root_scope:
+        clauses.append("n.root_key = ?")
+        params.append(scope.root_scope)
+    for key, column in ((scope.repository, "repo_keys"), (scope.project, "project_keys")):
+        if key:
+            clauses.append(f"(n.cross_cutting = 1 OR EXISTS "
+                           f"(SELECT 1 FROM json_each(n.{column}) WHERE value = ?))")
+            params.append(key)
+    if scope.ticket:
+        clauses.append("n.ticket_key = ?")
+        params.append(scope.ticket)
+    if scope.path_prefix:
+        # substr compares exactly, so % and _ in a prefix need no LIKE escaping.
+        prefix = scope.path_prefix.lower()
+        clauses.append("substr(n.path_key, 1, ?) = ?")
+        params.extend([len(prefix), prefix])
+    admitted = [s.value for s in Status if scope.status.admits(s)]
+    if len(admitted) < len(Status):
+        clauses.append(f"n.effective_status IN ({', '.join('?' * len(admitted))})"
+                       if admitted else "0")
+        params.extend(admitted)
+    return " AND ".join(clauses), params
+
+
+def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None,
+            limit: int) -> list[tuple[Chunk, float]]:
+    """Chunks matching the query's words among admitted notes, best bm25 first."""
+    match = fts_query(query)
+    if match is None or limit <= 0:
+        return []
+    where, params = scope_where(scope)
+    sql = (f"SELECT {CHUNK_COLUMNS}, bm25(chunk_fts) AS bm25 FROM chunk_fts "
+           f"JOIN chunks c ON c.rowid = chunk_fts.rowid "
+           f"JOIN notes n ON n.memory_id = c.memory_id "
+           f"WHERE chunk_fts MATCH ? {'AND ' + where if where else ''} "
+           f"ORDER BY bm25, c.rowid LIMIT ?")
+    rows = conn.execute(sql, [match, *params, int(limit)]).fetchall()
+    return [(chunk_from_row(row[:-1]), -row[-1]) for row in rows]
+
+
+def as_blob(vector: Sequence[float], dimension: int | None = None) -> bytes:
+    """float32 bytes of one vector, refusing wrong lengths and non-finite values."""
+    array = np.asarray(vector, dtype=np.float32)
+    if array.ndim != 1 or array.size == 0:
+        raise StoreError(f"a vector must be a flat non-empty sequence, got shape {array.shape}")
+    if dimension is not None and array.size != dimension:
+        raise StoreError(f"vector has {array.size} dimensions, the index has {dimension}")
+    if not np.isfinite(array).all():
+        raise StoreError("vector holds NaN or infinite values")
+    return array.tobytes()
+
+
+def vector_dimension(conn: apsw.Connection) -> int | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vector_dimension'").fetchone()
+    return int(row[0]) if row else None
+
+
+def nearest(conn: apsw.Connection, vector: Sequence[float], scope: ScopeFilter | None,
+            limit: int) -> list[tuple[Chunk, float]]:
+    """Chunks closest by cosine among admitted notes, with similarity = 1 - distance.
+
+    The admitted rowids go into the vec0 KNN as `rowid IN (...)`, which sqlite-vec 0.1.9
+    applies while scanning, so the k nearest are taken from inside the scope only (same
+    result as brute force, and faster: ~25 ms against ~70-200 ms at 30k x 384).
+    """
+    if limit <= 0 or not has_vectors(conn):
+        return []
+    blob = as_blob(vector, vector_dimension(conn))
+    where, params = scope_where(scope)
+    # CROSS JOIN keeps notes outermost: the scope is judged once per note, not per chunk.
+    restrict = (f"AND rowid IN (SELECT c.rowid FROM notes n CROSS JOIN chunks c "
+                f"ON c.memory_id = n.memory_id WHERE {where})") if where else ""
+    sql = (f"WITH knn AS (SELECT rowid, distance FROM chunk_vec "
+           f"WHERE embedding MATCH ? AND k = ? {restrict}) "
+           f"SELECT {CHUNK_COLUMNS}, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid "
+           f"ORDER BY knn.distance, c.rowid")
+    rows = conn.execute(sql, [blob, min(int(limit), MAX_K), *params]).fetchall()
+    return [(chunk_from_row(row[:-1]), 1.0 - row[-1]) for row in rows]

@@ -1,0 +1,325 @@
+"""SqliteGenerations and SqliteIndex on real files: stage, publish, switch, survive damage, collect."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
+                                    SqliteVectorIndex)
+from memory.domain.notes import Chunk, Note, NoteDocument, ScopeKind, Status, content_hash
+from memory.domain.refresh import ManifestEntry
+from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.ports.errors import DuplicateNote, StoreError
+from memory.ports.index_generations import IndexGenerations, IndexStage
+
+DIM = 16
+ANY = ScopeFilter(status=StatusFilter.ANY)
+
+
+def make_doc(memory_id: str, *texts: str, **fields) -> NoteDocument:
+    path = fields.pop("path", f"notes/{memory_id}.md")
+    title = fields.pop("title", memory_id.title())
+    lines: list[str] = []
+    chunks = []
+    for i, text in enumerate(texts):
+        start = len(lines) + 1
+        lines.extend(text.split("\n"))
+        chunks.append(Chunk.create(memory_id=memory_id, path=path, heading=f"Part {i}",
+                                   start_line=start, end_line=len(lines), text=text,
+                                   context=title, ordinal=i))
+    note = Note(memory_id=memory_id, path=path, title=title, line_count=len(lines),
+                content_hash=content_hash("\n".join(lines)), **fields)
+    return NoteDocument(note=note, chunks=tuple(chunks), lines=tuple(lines))
+
+
+def entry(doc: NoteDocument) -> ManifestEntry:
+    return ManifestEntry(path=doc.note.path, content_hash=doc.note.content_hash, size=10,
+                         mtime_ns=1_000)
+
+
+def vectors_for(doc: NoteDocument, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((len(doc.chunks), DIM))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def publish(gens: SqliteGenerations, docs=(), base: str | None = None, remove=()):
+    stage = gens.stage(base)
+    stage.remove(remove)
+    for i, doc in enumerate(docs):
+        stage.add(doc, entry(doc), vectors_for(doc, i))
+    return stage.publish("test-model", DIM, {"ok": True})
+
+
+@pytest.fixture
+def state(tmp_path):
+    return tmp_path / ".ai-memory"
+
+
+@pytest.fixture
+def gens(state):
+    index = SqliteIndex(state)
+    yield SqliteGenerations(index)
+    index.close()
+
+
+def test_adapters_implement_their_ports(gens):
+    assert isinstance(gens, IndexGenerations)
+    stage = gens.stage(None)
+    assert isinstance(stage, IndexStage)
+    stage.discard()
+
+
+def test_nothing_published_is_empty_not_an_error(gens, state):
+    store = SqliteChunkStore(SqliteIndex(state))
+    assert gens.current() is None
+    assert gens.check_current() == []
+    assert store.search("anything", ANY, 5) == [] and store.notes() == []
+
+
+def test_stage_add_publish_and_read_back(gens, state):
+    rich = make_doc("deploy-runbook", "# Deploy\nrun the deploy", "rollback steps here",
+                    path="repos/Web App/deploy.md", title="Deploy Runbook",
+                    root_scope="Work", scope_kind=ScopeKind.REPO, scope_id="web-app",
+                    repository="web-app", project="apollo", ticket="ALPHA-7",
+                    status=Status.NEEDS_REVIEW, created="2026-01-02", updated="2026-02-03",
+                    review_after="2027-01-01", related=("other",), related_repos=("API",),
+                    related_projects=("zeus",), supersedes=("old-runbook",),
+                    tags=("ops", "deploy"), aliases=("Release Guide",), links=("other.md",))
+    plain = make_doc("plain", "just a note")
+    stage = gens.stage(None)
+    stage.add(rich, entry(rich), vectors_for(rich, 1))
+    stage.add(plain, entry(plain), [list(v) for v in vectors_for(plain, 2)])
+    facts = stage.facts()
+    assert (facts.notes, facts.chunks, facts.vectors, facts.dimension) == (2, 3, 3, DIM)
+    assert facts.integrity == "ok"
+    assert facts.paths == {rich.note.path, plain.note.path}
+    lexical, semantic = stage.probe("rollback steps", vectors_for(rich, 1)[1], 3)
+    assert lexical == ["deploy-runbook#1"] and semantic[0] == "deploy-runbook#1"
+
+    info = stage.publish("test-model", DIM, {"ok": True})
+    assert (info.notes, info.chunks, info.vectors, info.dimension, info.model_id) == (
+        2, 3, 3, DIM, "test-model")
+    current = gens.current()
+    assert current.id == info.id == stage.id and current.schema_version == 1
+    assert dict(current.manifest) == {rich.note.path: entry(rich), plain.note.path: entry(plain)}
+    assert (state / "index" / f"gen-{info.id}.sqlite").is_file()
+    assert not list((state / "index" / "staging").iterdir())
+
+    store = SqliteChunkStore(SqliteIndex(state))
+    assert store.note("deploy-runbook") == rich.note
+    assert list(store.chunks_of("deploy-runbook")) == list(rich.chunks)
+    assert tuple(store.lines("deploy-runbook")) == rich.lines
+    assert store.note("missing") is None and store.lines("missing") == ()
+    for name in ("DEPLOY-RUNBOOK", "repos/web app/deploy.md", "repos/Web App/deploy",
+                 "deploy runbook", "release guide", "Deploy"):
+        assert [n.memory_id for n in store.find(name)] == ["deploy-runbook"], name
+    assert store.find("") == [] and store.find("nope") == []
+
+
+def test_probe_finds_staged_chunk_by_text_and_vector(gens):
+    doc = make_doc("probe", "alpha beta gamma", "delta epsilon")
+    stage = gens.stage(None)
+    stage.add(doc, entry(doc), vectors_for(doc, 5))
+    lexical, semantic = stage.probe("delta epsilon", vectors_for(doc, 5)[1], 5)
+    assert lexical == ["probe#1"] and semantic[0] == "probe#1"
+    assert stage.probe("delta", None, 5)[1] == []
+    stage.discard()
+
+
+def test_second_reader_switches_when_another_process_publishes(gens, state):
+    first = publish(gens, [make_doc("one", "first note")])
+    other = SqliteIndex(state)  # stands for another process
+    other_store = SqliteChunkStore(other)
+    assert SqliteGenerations(other).current().id == first.id
+    assert other_store.search("second", ANY, 5) == []
+
+    second = publish(gens, [make_doc("two", "second note")], base=first.id)
+    assert SqliteGenerations(other).current().id == second.id
+    assert [h.note.memory_id for h in other_store.search("second", ANY, 5)] == ["two"]
+    assert {n.memory_id for n in other_store.notes()} == {"one", "two"}
+
+
+def test_stage_from_base_carries_manifest_and_remove_drops_everything(gens, state):
+    keep, drop = make_doc("keep", "kept words"), make_doc("drop", "zanzibar unique", "more zanzibar")
+    first = publish(gens, [keep, drop])
+    stage = gens.stage(first.id)
+    assert set(stage.manifest()) == {keep.note.path, drop.note.path}
+    stage.remove([drop.note.path, "never/existed.md"])
+    assert set(stage.manifest()) == {keep.note.path}
+    facts = stage.facts()
+    assert (facts.notes, facts.chunks, facts.vectors) == (1, 1, 1)
+    assert stage.probe("zanzibar", vectors_for(drop, 1)[0], 5) == ([], ["keep#0"])
+    stage.publish("test-model", DIM, {})
+
+    index = SqliteIndex(state)
+    assert SqliteChunkStore(index).search("zanzibar", ANY, 5) == []
+    near = SqliteVectorIndex(index).search(vectors_for(drop, 1)[0], ANY, 5)
+    assert [h.chunk.chunk_id for h in near] == ["keep#0"]
+    assert SqliteChunkStore(index).find("drop") == []
+
+
+def test_adding_same_path_again_replaces_the_note(gens, state):
+    first = publish(gens, [make_doc("n", "old words")])
+    stage = gens.stage(first.id)
+    stage.add(make_doc("n", "fresh words", "second part"), entry(make_doc("n", "x")), None)
+    assert (stage.facts().chunks, stage.facts().vectors) == (2, 0)
+    stage.publish("test-model", DIM, {})
+    store = SqliteChunkStore(SqliteIndex(state))
+    assert store.search("old", ANY, 5) == []
+    assert [h.chunk.chunk_id for h in store.search("fresh", ANY, 5)] == ["n#0"]
+
+
+def test_duplicate_memory_id_raises_and_leaves_the_stage_consistent(gens):
+    stage = gens.stage(None)
+    original = make_doc("same", "original text")
+    stage.add(original, entry(original), vectors_for(original, 1))
+    clash = make_doc("same", "clashing text", "two chunks", path="elsewhere/same.md")
+    with pytest.raises(DuplicateNote):
+        stage.add(clash, entry(clash), vectors_for(clash, 2))
+    facts = stage.facts()
+    assert (facts.notes, facts.chunks, facts.vectors, facts.integrity) == (1, 1, 1, "ok")
+    assert stage.probe("clashing", None, 5) == ([], [])
+    renamed = make_doc("elsewhere/same", "clashing text", path="elsewhere/same.md")
+    stage.add(renamed, entry(renamed), vectors_for(renamed, 2))
+    assert stage.facts().notes == 2
+    stage.discard()
+
+
+def test_bad_vectors_are_refused(gens):
+    stage = gens.stage(None)
+    doc = make_doc("v", "a", "b")
+    with pytest.raises(StoreError):
+        stage.add(doc, entry(doc), vectors_for(doc, 1)[:1])  # one vector for two chunks
+    stage.add(doc, entry(doc), vectors_for(doc, 1))
+    other = make_doc("w", "c")
+    with pytest.raises(StoreError):
+        stage.add(other, entry(other), [[0.1] * (DIM + 1)])
+    with pytest.raises(StoreError):
+        stage.add(other, entry(other), [[float("nan")] * DIM])
+    with pytest.raises(StoreError):
+        stage.publish("m", DIM + 1, {})
+    stage.discard()
+
+
+def test_discard_leaves_current_unchanged(gens, state):
+    first = publish(gens, [make_doc("one", "first note")])
+    stage = gens.stage(first.id)
+    extra = make_doc("extra", "discarded words")
+    stage.add(extra, entry(extra), vectors_for(extra, 3))
+    stage.discard()
+    stage.discard()  # idempotent
+    with pytest.raises(StoreError):
+        stage.add(extra, entry(extra), None)
+    assert gens.current().id == first.id
+    assert SqliteChunkStore(SqliteIndex(state)).search("discarded", ANY, 5) == []
+    assert not list((state / "index" / "staging").iterdir())
+
+
+def test_corrupt_current_is_reported_and_readers_survive(gens, state):
+    first = publish(gens, [make_doc("one", "shared words first")])
+    second = publish(gens, [make_doc("two", "shared words second")], base=first.id)
+    reader = SqliteIndex(state)
+    store = SqliteChunkStore(reader)
+    assert len(store.search("shared", ANY, 5)) == 2
+    opened = SqliteIndex(state)  # opened the file, has read nothing from it yet
+    assert SqliteGenerations(opened).current().id == second.id
+
+    (state / "index" / f"gen-{second.id}.sqlite").write_bytes(b"garbage" * 5000)
+    with pytest.raises(StoreError):
+        SqliteChunkStore(opened).search("shared", ANY, 5)
+    assert [h.note.memory_id for h in SqliteChunkStore(opened).search("shared", ANY, 5)] == ["one"]
+    assert any(second.id in p for p in opened.check_current())
+    try:  # the reader that had it open may fail once, but only with our error
+        store.search("shared", ANY, 5)
+    except StoreError:
+        pass
+    assert any(second.id in p for p in reader.check_current())
+    assert store.search("shared", ANY, 5) is not None
+
+    fresh = SqliteIndex(state)
+    problems = fresh.check_current()
+    assert any(second.id in p for p in problems)
+    assert any(first.id in p for p in problems)  # says what it serves instead
+    assert SqliteGenerations(fresh).current().id == first.id
+    assert [h.note.memory_id for h in SqliteChunkStore(fresh).search("shared", ANY, 5)] == ["one"]
+
+
+def test_garbage_or_dangling_pointer_keeps_serving(gens, state):
+    first = publish(gens, [make_doc("one", "stable words")])
+    reader = SqliteIndex(state)
+    store = SqliteChunkStore(reader)
+    assert store.search("stable", ANY, 5)
+    pointer = state / "index" / "CURRENT"
+    pointer.write_text("{not json")
+    assert store.search("stable", ANY, 5)
+    assert reader.check_current()
+    pointer.write_text('{"id": "x", "file": "../../etc/passwd", "created": ""}')
+    assert store.search("stable", ANY, 5) and reader.check_current()
+    pointer.write_text('{"id": "gone", "file": "gen-gone.sqlite", "created": ""}')
+    assert any("missing" in p for p in SqliteIndex(state).check_current())
+    assert SqliteGenerations(SqliteIndex(state)).current().id == first.id
+
+
+def test_collect_keeps_newest_and_current_and_removes_stale_stages(gens, state):
+    ids = []
+    for i in range(5):
+        ids.append(publish(gens, [make_doc(f"n{i}", f"note {i}")],
+                           base=ids[-1] if ids else None).id)
+        time.sleep(0.01)
+    crashed = gens.stage(ids[-1])  # a refresh that died: its stage file stays behind
+    assert gens.collect(keep=2, grace_seconds=3600) == []
+    removed = gens.collect(keep=2, grace_seconds=0)
+    assert sorted(removed) == sorted([f"index/gen-{i}.sqlite" for i in ids[:3]]
+                                     + [f"index/staging/{crashed.id}.sqlite"])
+    left = sorted(p.name for p in (state / "index").glob("gen-*.sqlite"))
+    assert left == sorted(f"gen-{i}.sqlite" for i in ids[3:])
+    assert gens.current().id == ids[-1] and gens.check_current() == []
+    assert gens.collect(keep=0, grace_seconds=0) == [f"index/gen-{ids[3]}.sqlite"]
+
+
+def test_stage_from_missing_base_is_a_store_error(gens):
+    with pytest.raises(StoreError):
+        gens.stage("19990101T000000Z-000000")
+
+
+def test_concurrent_reads_while_publishing(gens, state):
+    first = publish(gens, [make_doc("n0", "common words")])
+    reader = SqliteIndex(state)
+    store, vectors = SqliteChunkStore(reader), SqliteVectorIndex(reader)
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def read():
+        try:
+            while not stop.is_set():
+                store.search("common words", ANY, 10)
+                vectors.search(np.ones(DIM), ANY, 10)
+                store.notes()
+        except BaseException as exc:  # recorded and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    base = first.id
+    for i in range(1, 6):
+        base = publish(gens, [make_doc(f"n{i}", "common words")], base=base).id
+    stop.set()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(store.search("common", ANY, 10)) == 6
+
+
+def test_pointer_replacement_is_atomic_json(gens, state):
+    info = publish(gens, [make_doc("one", "x")])
+    data = json.loads((state / "index" / "CURRENT").read_text())
+    assert data == {"id": info.id, "file": f"gen-{info.id}.sqlite", "created": info.created}
+    assert not [p for p in os.listdir(state / "index") if p.endswith(".tmp")]
