@@ -160,6 +160,8 @@ class MemoryService:
         changed = self._changed_since(index)
         graph_info = self._graph.current() if self._graph else None
         graph_problems = list(self._graphs.check_current()) if self._graphs else []
+        if self._graph is not None:
+            graph_problems += [p for p in self._graph.problems() if p not in graph_problems]
         embedder = self._embedder.state()
         self_check = self._self_check()
         healthy = index is not None and not problems and self_check["ok"]

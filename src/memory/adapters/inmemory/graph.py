@@ -96,6 +96,9 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
     def check_current(self) -> list[str]:
         return []
 
+    def problems(self) -> list[str]:
+        return []
+
     def related(self, seeds: Sequence[str], limit: int) -> list[tuple[str, float]]:
         scores: dict[str, float] = {}
         for rank, seed in enumerate(seeds):

@@ -1,0 +1,219 @@
+"""GraphifyGenerations: builds a graph in a child process, stages, publishes, collects."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
+                                             new_generation_id, read_graph_data, utc_now_iso)
+from memory.adapters.graphify.request import encode_request
+from memory.domain.notes import NoteDocument
+from memory.domain.refresh import GenerationInfo
+from memory.ports.errors import StoreError
+from memory.ports.graph_generations import GraphFacts, GraphGenerations, GraphStage
+
+_LOG_TAIL = 2000
+
+
+class GraphifyStage(GraphStage):
+    """One built graph waiting in `graph/staging/<id>/` to be published or discarded."""
+
+    def __init__(self, layout: GraphLayout, gen_id: str, created: str):
+        self._layout, self._id, self._created = layout, gen_id, created
+        self._facts: GraphFacts | None = None
+        self._done = False
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def graph_file(self) -> Path:
+        return self._layout.stage(self._id) / GRAPH_FILE
+
+    def facts(self) -> GraphFacts:
+        if self._facts is None:
+            try:
+                data = read_graph_data(self.graph_file)
+            except (OSError, ValueError) as e:
+                raise StoreError(f"staged graph {self._id} is unreadable: {e}") from e
+            self._facts = _facts_of(data)
+        return self._facts
+
+    def publish(self) -> GenerationInfo:
+        if self._done:
+            raise StoreError(f"graph stage {self._id} was already published or discarded")
+        facts = self.facts()
+        target = self._layout.generation(self._id)
+        try:
+            fsync_path(self.graph_file)
+            os.replace(self._layout.stage(self._id), target)
+            os.utime(target)  # collect() measures the grace period from publication
+            fsync_path(self._layout.graph_dir)
+            info = GenerationInfo(id=self._id, created=self._created,
+                                  notes=len(facts.page_notes), nodes=facts.nodes,
+                                  edges=facts.edges)
+            self._layout.write_pointer(info)
+        except OSError as e:
+            raise StoreError(f"could not publish graph generation {self._id}: {e}") from e
+        self._done = True
+        return info
+
+    def discard(self) -> None:
+        self._done = True
+        shutil.rmtree(self._layout.stage(self._id), ignore_errors=True)
+
+
+def _facts_of(data: dict) -> GraphFacts:
+    ids = {n.get("id") for n in data["nodes"]}
+    dangling = sum(1 for e in data["links"]
+                   if e.get("source") not in ids or e.get("target") not in ids)
+    pages = frozenset(n["memory_id"] for n in data["nodes"]
+                      if n.get("node_kind") == "page" and n.get("memory_id"))
+    return GraphFacts(nodes=len(ids), edges=len(data["links"]), page_notes=pages,
+                      dangling_edges=dangling)
+
+
+class GraphifyGenerations(GraphGenerations):
+    """Graph generations of one memory root under `<state_dir>/graph/`."""
+
+    def __init__(self, root: str | Path, state_dir: str | Path, *, timeout_s: float = 600):
+        self._root = Path(root).resolve()
+        self._layout = GraphLayout.of(state_dir)
+        self._timeout_s = timeout_s
+        self._building: set[str] = set()
+
+    @property
+    def layout(self) -> GraphLayout:
+        return self._layout
+
+    def build(self, documents: Sequence[NoteDocument]) -> GraphStage:
+        gen_id, created = new_generation_id(), utc_now_iso()
+        stage_dir = self._layout.stage(gen_id)
+        self._building.add(gen_id)
+        try:
+            stage_dir.mkdir(parents=True)
+            request = encode_request(self._root, documents, self._layout.cache_dir,
+                                     stage_dir / GRAPH_FILE)
+            (stage_dir / "request.json").write_text(json.dumps(request), encoding="utf-8")
+            self._run_child(stage_dir)
+            (stage_dir / "request.json").unlink()
+            stage = GraphifyStage(self._layout, gen_id, created)
+            stage.facts()
+            return stage
+        except BaseException:
+            shutil.rmtree(stage_dir, ignore_errors=True)
+            raise
+        finally:
+            self._building.discard(gen_id)
+
+    def _run_child(self, stage_dir: Path) -> None:
+        log_path = stage_dir / "graphify.log"
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "memory.adapters.graphify.worker",
+                 str(stage_dir / "request.json")],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                cwd=stage_dir, env=self._child_env(), start_new_session=(os.name == "posix"))
+            try:
+                code = proc.wait(timeout=self._timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_tree(proc)
+                raise StoreError(f"graph build timed out after {self._timeout_s:g}s") from None
+            except BaseException:
+                _kill_tree(proc)
+                raise
+        if code != 0:
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-_LOG_TAIL:]
+            self._keep_failure_log(log_path)
+            raise StoreError(f"graph build failed (exit {code}): {tail.strip()}")
+
+    def _child_env(self) -> dict[str, str]:
+        """Graphify's caches and any dotfiles it writes stay inside the state directory."""
+        home = self._layout.cache_dir / "home"
+        env = dict(os.environ)
+        env.update(HOME=str(home), USERPROFILE=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+                   XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"),
+                   PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+        source_root = str(Path(__file__).resolve().parents[3])  # the folder holding `memory`
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH")) if p)
+        home.mkdir(parents=True, exist_ok=True)
+        return env
+
+    def _keep_failure_log(self, log_path: Path) -> None:
+        try:
+            shutil.copyfile(log_path, self._layout.graph_dir / "last-failed-build.log")
+        except OSError:
+            pass
+
+    def collect(self, keep: int, grace_seconds: float) -> list[str]:
+        removed: list[str] = []
+        now = time.time()
+        current = self._current_id()
+        gens = self._layout.generations()
+        survivors = set(gens[-max(keep, 1):]) | {current}
+        for gen_id in gens:
+            path = self._layout.generation(gen_id)
+            if gen_id not in survivors and _age(path, now) >= grace_seconds:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(f"gen-{gen_id}")
+        if self._layout.staging_dir.is_dir():
+            for path in sorted(self._layout.staging_dir.iterdir()):
+                if path.name not in self._building and _age(path, now) >= grace_seconds:
+                    shutil.rmtree(path, ignore_errors=True)
+                    removed.append(f"staging/{path.name}")
+        return removed
+
+    def _current_id(self) -> str | None:
+        try:
+            return self._layout.read_pointer().id
+        except (OSError, ValueError):
+            return None
+
+    def check_current(self) -> list[str]:
+        try:
+            info = self._layout.read_pointer()
+        except FileNotFoundError:
+            return [f"no graph generation published ({self._layout.pointer} missing)"]
+        except (OSError, ValueError) as e:
+            return [f"graph pointer unreadable: {e}"]
+        path = self._layout.generation(info.id) / GRAPH_FILE
+        try:
+            facts = _facts_of(read_graph_data(path))
+        except FileNotFoundError:
+            return [f"current graph generation {info.id} is missing ({path})"]
+        except (OSError, ValueError) as e:
+            return [f"current graph generation {info.id} is unreadable: {e}"]
+        problems = []
+        if facts.dangling_edges:
+            problems.append(f"current graph has {facts.dangling_edges} dangling edges")
+        if not facts.page_notes and info.notes:
+            problems.append("current graph has no note page nodes")
+        return problems
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Graphify extracts with a process pool: end the child's whole session, not only it."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except OSError:
+        pass
+    proc.wait()

@@ -1,0 +1,88 @@
+"""Child process of a graph build: Graphify over the notes' Markdown files, then note edges.
+
+Run as `python -m memory.adapters.graphify.worker <request.json>`; Graphify prints progress
+and may touch HOME, so the parent gives it a log file and a private HOME.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.adapters.graphify.request import decode_documents
+
+_GRAPHIFY_SUFFIXES = (".md", ".mdx", ".qmd")
+
+
+def run(request: dict) -> dict:
+    """Build, enrich and write the graph; returns the enrichment statistics."""
+    from graphify.build import build_from_json
+    from graphify.export import to_json
+    from graphify.extract import extract
+
+    from memory.adapters.graphify.note_edges import NoteEdges
+
+    root = Path(request["root"]).resolve()
+    documents = decode_documents(request)
+    files = sorted({root / d.note.path for d in documents
+                    if d.note.path.lower().endswith(_GRAPHIFY_SUFFIXES)
+                    and (root / d.note.path).is_file()})
+    extraction = extract(files, cache_root=Path(request["cache_dir"]), root=root)
+    dangling = _separate_collisions(extraction)  # Graphify's build drops these
+    graph = build_from_json(extraction, directed=True, root=root)
+    stats = NoteEdges(graph, documents).apply()
+    stats["graphify_files"] = len(files)
+    stats["graphify_dropped_edges"] = dangling
+    graph.graph["ai_memory"] = stats
+    if not to_json(graph, {}, request["output"], force=True):
+        raise RuntimeError(f"graphify refused to write {request['output']}")
+    return stats
+
+
+def _separate_collisions(extraction: dict) -> int:
+    """Give nodes of different files that share an id ids of their own; count dangling edges.
+
+    Graphify ids come from paths with punctuation folded, so `a-b.md` and `a_b.md` can meet.
+    An edge from another file to such an id cannot say which file it meant: it is left
+    dangling for the build to drop (our link resolution, keyed by path, puts it back).
+    """
+    nodes = [n for n in extraction.get("nodes", []) if isinstance(n, dict)]
+    files_of: dict[str, set[str]] = {}
+    for node in nodes:
+        files_of.setdefault(node.get("id"), set()).add(node.get("source_file") or "")
+    shared = {nid for nid, files in files_of.items() if len(files) > 1}
+    for node in nodes:
+        if node.get("id") in shared:
+            node["id"] = _split_id(node["id"], node.get("source_file") or "")
+    edges = []
+    for edge in extraction.get("edges", []):
+        for end in ("source", "target"):
+            if edge.get(end) in shared:
+                edge[end] = _split_id(edge[end], edge.get("source_file") or "")
+        edges.append(edge)
+    extraction["edges"] = edges
+    ids = {n.get("id") for n in nodes}
+    return sum(1 for e in edges if e.get("source") not in ids or e.get("target") not in ids)
+
+
+def _split_id(node_id: str, source_file: str) -> str:
+    return f"{node_id}_{hashlib.sha1(source_file.encode('utf-8')).hexdigest()[:8]}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m memory.adapters.graphify.worker <request.json>", file=sys.stderr)
+        return 2
+    request = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    stats = run(request)
+    summary = {k: v for k, v in stats.items() if k != "unresolved_examples"}
+    print(json.dumps(summary), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

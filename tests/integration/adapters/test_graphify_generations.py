@@ -1,0 +1,255 @@
+"""GraphifyGenerations with real Graphify over real files: build, stage, publish, collect."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from networkx.readwrite import json_graph
+
+from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.markdown import MarkdownNoteSource
+from memory.ports.errors import StoreError
+from memory.ports.graph_generations import GraphGenerations, GraphStage
+
+VAULT = {
+    "Repos/alpha/_repo.md": """\
+        ---
+        memory_id: repo-alpha
+        title: Alpha repository
+        ---
+        # Alpha
+        Start with [[retry-policy]].
+        """,
+    "Repos/alpha/Notes/retry-policy.md": """\
+        ---
+        memory_id: retry-policy
+        title: Retry Policy
+        aliases: [Backoff Rules]
+        related: ["[[Deploy Checklist]]"]
+        supersedes: [retry-old]
+        tags: [retry]
+        ---
+        # Retry policy
+        ## Backoff
+        `RetryClient.send` backs off; the storm was ALPHA-142.
+        """,
+    "Repos/alpha/Notes/retry-old.md": """\
+        ---
+        memory_id: retry-old
+        title: Retry Policy Old
+        status: superseded
+        superseded_by: [retry-policy]
+        ---
+        # Old retries
+        Linear retries.
+        """,
+    "Repos/alpha/Tickets/ALPHA-142/_ticket.md": """\
+        ---
+        memory_id: alpha-142
+        title: ALPHA-142 Retry storm
+        ---
+        # Retry storm
+        """,
+    "Decisions/deploy-checklist.md": """\
+        ---
+        memory_id: deploy-checklist
+        title: Deploy Checklist
+        ---
+        # Deploy checklist
+        Check [[Backoff Rules#Backoff|the backoff]] first.
+        """,
+    "Decisions/a-b.md": """\
+        ---
+        memory_id: ab-dash
+        ---
+        # Intro
+        The dash one; see [[a_b]].
+        """,
+    "Decisions/a_b.md": """\
+        ---
+        memory_id: ab-under
+        ---
+        # Intro
+        The underscore one.
+        """,
+    "Projects/apollo/_project.md": """\
+        ---
+        memory_id: apollo
+        related_repos: [alpha]
+        related: ["[[nowhere]]"]
+        ---
+        # Apollo
+        Links to [[does-not-exist]] and [a file](missing.md).
+        """,
+    "Workflows/orphan.md": "# Orphan\nNo links at all.\n",
+}
+
+
+def write_vault(root: Path, files: dict[str, str] = VAULT) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def documents(root: Path):
+    source = MarkdownNoteSource(root)
+    return [source.load(p) for p in sorted(source.scan().files)]
+
+
+def graph_data(state: Path, gen_id: str) -> dict:
+    return json.loads((state / "graph" / f"gen-{gen_id}" / "graph.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    base = tmp_path_factory.mktemp("graphify")
+    root, state = write_vault(base / "root"), base / "state"
+    gens = GraphifyGenerations(root, state)
+    stage = gens.build(documents(root))
+    facts = stage.facts()
+    info = stage.publish()
+    return {"root": root, "state": state, "gens": gens, "facts": facts, "info": info,
+            "data": graph_data(state, info.id)}
+
+
+def edges(data: dict) -> set[tuple[str, str, str]]:
+    name = {n["id"]: n.get("memory_id") or n["id"] for n in data["nodes"]}
+    return {(name[e["source"]], e["relation"], name[e["target"]]) for e in data["links"]}
+
+
+def test_implements_the_ports(built):
+    assert isinstance(built["gens"], GraphGenerations)
+
+
+def test_published_graph_is_a_directed_node_link_graph_with_one_page_per_note(built):
+    data = built["data"]
+    graph = json_graph.node_link_graph(data, edges="links")
+    assert graph.is_directed() and not graph.is_multigraph()
+    pages = [n for n in data["nodes"] if n.get("memory_id")]
+    by_id = {}
+    for node in pages:
+        assert node["node_kind"] == "page"
+        by_id.setdefault(node["memory_id"], []).append(node["path"])
+    docs = documents(built["root"])
+    assert by_id == {d.note.memory_id: [d.note.path] for d in docs}
+    facts = built["facts"]
+    assert facts.page_notes == frozenset(by_id)
+    assert facts.dangling_edges == 0
+    assert (facts.nodes, facts.edges) == (len(data["nodes"]), len(data["links"]))
+    assert (built["info"].nodes, built["info"].notes) == (facts.nodes, len(docs))
+
+
+def test_declared_relations_and_scopes_become_edges(built):
+    found = edges(built["data"])
+    assert ("retry-policy", "related", "deploy-checklist") in found  # by title
+    assert ("retry-policy", "supersedes", "retry-old") in found
+    assert ("retry-old", "superseded_by", "retry-policy") in found
+    assert ("retry-policy", "repository", "repository:alpha") in found
+    assert ("apollo", "repository", "repository:alpha") in found  # related_repos
+    assert ("apollo", "project", "project:apollo") in found
+    assert ("alpha-142", "ticket", "ticket:ALPHA-142") in found
+    assert ("retry-policy", "mentions", "ticket:ALPHA-142") in found
+    assert ("retry-policy", "tagged", "tag:retry") in found
+    assert ("repo-alpha", "references", "retry-policy") in found  # Graphify's own
+
+
+def test_alias_links_are_resolved(built):
+    link = next(e for e in built["data"]["links"] if e.get("resolved_by") == "alias")
+    pages = {n["id"]: n.get("memory_id") for n in built["data"]["nodes"]}
+    assert (pages[link["source"]], link["relation"], pages[link["target"]]) == \
+        ("deploy-checklist", "references", "retry-policy")
+    assert link["source_file"] == "Decisions/deploy-checklist.md"
+    assert link["source_location"] == "L6"
+
+
+def test_files_whose_graphify_ids_collide_stay_apart(built):
+    data = built["data"]
+    page = {n["memory_id"]: n for n in data["nodes"] if n.get("memory_id")}
+    assert page["ab-dash"]["id"] != page["ab-under"]["id"]
+    assert page["ab-dash"]["source_file"] == "Decisions/a-b.md"
+    assert page["ab-under"]["source_file"] == "Decisions/a_b.md"
+    intro = {n["id"]: n["source_file"] for n in data["nodes"] if n.get("label") == "Intro"}
+    assert sorted(intro.values()) == ["Decisions/a-b.md", "Decisions/a_b.md"]
+    assert ("ab-dash", "references", "ab-under") in edges(data)
+
+
+def test_links_to_missing_notes_leave_no_dangling_edges(built):
+    data = built["data"]
+    ids = {n["id"] for n in data["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in data["links"])
+    assert data["graph"]["ai_memory"]["unresolved"] >= 2
+
+
+def test_build_prints_nothing_and_writes_only_into_the_state_dir(tmp_path):
+    root, state, home = write_vault(tmp_path / "root"), tmp_path / "state", tmp_path / "home"
+    home.mkdir()
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    script = textwrap.dedent(f"""
+        from memory.adapters.graphify import GraphifyGenerations
+        from memory.adapters.markdown import MarkdownNoteSource
+        source = MarkdownNoteSource({str(root)!r})
+        docs = [source.load(p) for p in sorted(source.scan().files)]
+        GraphifyGenerations({str(root)!r}, {str(state)!r}).build(docs).publish()
+        """)
+    env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+    assert list(home.iterdir()) == []
+    assert (state / "cache" / "graphify").is_dir()
+    assert not (tmp_path / "graphify-out").exists()
+
+
+def test_a_discarded_stage_leaves_the_current_generation(built, tmp_path):
+    gens = GraphifyGenerations(built["root"], built["state"])
+    pointer = (built["state"] / "graph" / "CURRENT").read_text()
+    stage = gens.build(documents(built["root"])[:3])
+    assert isinstance(stage, GraphStage)
+    assert len(stage.facts().page_notes) == 3
+    stage.discard()
+    assert (built["state"] / "graph" / "CURRENT").read_text() == pointer
+    assert not (built["state"] / "graph" / "staging" / stage.id).exists()
+    assert GraphifyGraph(built["state"]).current().id == built["info"].id
+    assert gens.check_current() == []
+
+
+def test_publish_collect_and_check_current(tmp_path):
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    gens = GraphifyGenerations(root, state)
+    assert gens.check_current() and "no graph generation" in gens.check_current()[0]
+    docs = documents(root)
+    first = gens.build(docs).publish()
+    second = gens.build(docs).publish()
+    assert second.id > first.id
+    pointer = json.loads((state / "graph" / "CURRENT").read_text())
+    assert pointer["id"] == second.id
+    stale = state / "graph" / "staging" / "crashed-build"
+    stale.mkdir(parents=True)
+    assert gens.collect(keep=1, grace_seconds=3600) == []
+    removed = gens.collect(keep=1, grace_seconds=0)
+    assert sorted(removed) == sorted([f"gen-{first.id}", "staging/crashed-build"])
+    assert (state / "graph" / f"gen-{second.id}" / "graph.json").is_file()
+    assert gens.check_current() == []
+    (state / "graph" / f"gen-{second.id}" / "graph.json").write_text("{not json")
+    assert "unreadable" in gens.check_current()[0]
+    (state / "graph" / "CURRENT").write_text("")
+    assert "pointer" in gens.check_current()[0]
+
+
+def test_a_build_past_its_timeout_fails_cleanly(tmp_path):
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    gens = GraphifyGenerations(root, state, timeout_s=0.05)
+    with pytest.raises(StoreError, match="timed out"):
+        gens.build(documents(root))
+    assert list((state / "graph" / "staging").iterdir()) == []
+    assert not (state / "graph" / "CURRENT").exists()
