@@ -1,0 +1,31 @@
+"""GitHub Copilot CLI: `mcpServers` in `~/.copilot/mcp-config.json`; skills in ~/.copilot/skills."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory.entrypoints.clients.host import Host
+from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+
+
+def copilot_home(host: Host) -> Path:
+    return host.home / ".copilot"
+
+
+def copilot_entry(launch: ServerLaunch) -> ServerEntry:
+    return ServerEntry(container="mcpServers",
+                       fields={"type": "local", "command": launch.command,
+                               "args": list(launch.args), "tools": ["*"]},
+                       keep_existing=frozenset({"tools"}))
+
+
+TARGET = ClientTarget(
+    name="copilot",
+    title="GitHub Copilot CLI",
+    config_format="json",
+    config_path=lambda host: copilot_home(host) / "mcp-config.json",
+    marker=copilot_home,
+    entry=copilot_entry,
+    skill_path=lambda host: copilot_home(host) / "skills" / SERVER_NAME,
+    check="/mcp inside a copilot session",
+)

@@ -1,0 +1,87 @@
+"""Keep a client's copy of the ai-memory skill identical to the canonical folder, or remove it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.entrypoints.clients.config_files import unified_diff, write_atomic
+
+_SKIPPED_NAMES = {"__pycache__", ".DS_Store"}
+_OUR_NAME = re.compile(r"^name:[ \t]*[\"']?ai-memory[\"']?[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkillChange:
+    action: str  # "created", "updated", "unchanged", "removed", "skipped"
+    message: str
+    diff: str = ""
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by forward-slash relative path (hidden files excluded)."""
+    out: dict[str, bytes] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part in _SKIPPED_NAMES or part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_file():
+            out[relative.as_posix()] = path.read_bytes()
+    return out
+
+
+def _diff(target: Path, old: dict[str, bytes], new: dict[str, bytes]) -> str:
+    parts = []
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) == new.get(name):
+            continue
+        before, after = old.get(name), new.get(name)
+        parts.append(unified_diff(
+            target / name,
+            None if before is None else before.decode("utf-8", "replace"),
+            None if after is None else after.decode("utf-8", "replace")))
+    return "".join(parts)
+
+
+def install_skill(source: Path, target: Path, *, dry_run: bool) -> SkillChange:
+    if not (source / "SKILL.md").is_file():
+        raise FileNotFoundError(f"skill source {source} has no SKILL.md")
+    wanted = _files(source)
+    if target.is_symlink() or (target.exists() and target.resolve() == source.resolve()):
+        same = target.resolve() == source.resolve()
+        return SkillChange(action="unchanged" if same else "skipped",
+                           message="skill folder is a link to the canonical skill" if same
+                           else f"{target} is a link to another folder; left alone")
+    present = _files(target) if target.is_dir() else {}
+    if present == wanted:
+        return SkillChange(action="unchanged", message="skill already up to date")
+    action = "updated" if target.exists() else "created"
+    diff = _diff(target, present, wanted)
+    if dry_run:
+        return SkillChange(action=action, message="dry run: skill not copied", diff=diff)
+    for name, data in wanted.items():
+        if present.get(name) != data:
+            write_atomic(target / name, data)
+    for name in set(present) - set(wanted):
+        (target / name).unlink()
+    return SkillChange(action=action, message=f"skill copied to {target}", diff=diff)
+
+
+def remove_skill(target: Path, *, dry_run: bool) -> SkillChange:
+    if target.is_symlink():
+        if not dry_run:
+            target.unlink()
+        return SkillChange(action="removed", message=f"removed the link {target}")
+    if not target.exists():
+        return SkillChange(action="unchanged", message="no skill copy to remove")
+    skill = target / "SKILL.md"
+    if not skill.is_file() or not _OUR_NAME.search(skill.read_text("utf-8", "replace")):
+        return SkillChange(action="skipped",
+                           message=f"{target} does not look like our skill; left alone")
+    diff = _diff(target, _files(target), {})
+    if dry_run:
+        return SkillChange(action="removed", message="dry run: skill not removed", diff=diff)
+    shutil.rmtree(target)
+    return SkillChange(action="removed", message=f"removed {target}", diff=diff)
