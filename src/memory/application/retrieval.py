@@ -12,7 +12,7 @@ from memory.domain.evidence import EvidenceItem, EvidencePacket, Generation, Sig
 from memory.domain.fusion import reciprocal_rank_fusion
 from memory.domain.notes import Chunk, Note
 from memory.domain.ranking import (Candidate, NoAnswerPolicy, RerankPolicy, dedup,
-                                   is_no_answer, rerank)
+                                   drop_noise, is_no_answer, rerank)
 from memory.domain.secrets import redact_lines, redact_text
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter, resolve_scope
 from memory.domain.text import QueryFeatures
@@ -31,11 +31,17 @@ class SearchConfig:
     semantic_depth: int = 50
     graph_depth: int = 20
     graph_seeds: int = 5
-    rrf_k: int = 60
-    weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.5, "graph": 0.3})
+    # A related note counts only if its proximity is this many times the median proximity
+    # of what the graph returned: where everything is tied through the same hubs (one
+    # project, shared tags) proximity carries no information and must not add noise.
+    graph_contrast: float = 2.0
+    rrf_k: int = 10
+    weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.25, "graph": 0.3})
     per_note: int = 3
-    budget_chars: int = 8000
+    diversify: bool = False
+    budget_chars: int = 24000
     max_item_lines: int = 12
+    focus: bool = True  # centre each item on its best-matching line
     semantic_wait_s: float = 2.0
     rerank: RerankPolicy = RerankPolicy()
     no_answer: NoAnswerPolicy = NoAnswerPolicy()
@@ -77,6 +83,7 @@ class RetrievalEngine:
     def search(self, request: SearchRequest, generation: Generation,
                warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
         trace = self.trace(request)
+        self._features = trace.features
         items = self._evidence_all(trace.chosen)
         return EvidencePacket(
             query=request.query, scope=trace.scope.as_dict(), generation=generation,
@@ -106,7 +113,8 @@ class RetrievalEngine:
         no_answer = is_no_answer(ranked, features, cfg.no_answer)
         if no_answer and ranked:
             warnings.append("low confidence: nothing found is clearly about this query")
-        chosen = dedup(ranked, request.limit, cfg.per_note)
+        chosen = dedup(drop_noise(ranked, cfg.no_answer), request.limit, cfg.per_note,
+                       cfg.diversify)
         return SearchTrace(scope=scope, features=features, lexical=lexical, semantic=semantic,
                            graph=graph, ranked=tuple(ranked), chosen=tuple(chosen),
                            no_answer=no_answer, warnings=tuple(warnings))
@@ -130,49 +138,61 @@ class RetrievalEngine:
 
     def _graph_list(self, lexical, semantic, scope: ResolvedScope, features: QueryFeatures,
                     by_id: dict[str, Hit], warnings: list[str]) -> list[str]:
-        """Chunks of notes close in the graph to the best candidates and to named notes."""
-        if self._graph is None:
-            return []
-        try:
-            if self._graph.current() is None:
-                warnings.append("graph unavailable: run a full refresh to build it")
-                return []
-            seeds = self._seeds(lexical, semantic, scope, features)
-            related = self._graph.related(seeds, self.config.graph_depth * 3)
-        except (Unavailable, StoreError) as exc:
-            warnings.append(f"graph unavailable: {exc}")
-            return []
-        order: list[str] = []
-        for memory_id, _score in related:
+        """Notes the query names, then notes close to them and to the best candidates.
+
+        A named note (ticket id, memory_id, path, title) is at distance zero from the
+        query, so it heads this list even when no word of it matched.
+        """
+        named = self._named(scope, features)
+        seeds = list(dict.fromkeys(
+            [*named, *(h.note.memory_id for h in lexical[: self.config.graph_seeds]),
+             *(h.note.memory_id for h in semantic[: self.config.graph_seeds])]))
+        related: list[tuple[str, float]] = []
+        if self._graph is not None and seeds:
+            try:
+                if self._graph.current() is None:
+                    warnings.append("graph unavailable: run a full refresh to build it")
+                else:
+                    related = self._graph.related(seeds, self.config.graph_depth * 3)
+            except (Unavailable, StoreError) as exc:
+                warnings.append(f"graph unavailable: {exc}")
+        admitted = []
+        for memory_id, score in related:
             note = self._chunks.note(memory_id)
-            if note is None or not scope.filter.admits(note):
-                continue
-            chunk = self._best_chunk_of(note, features, by_id)
-            if chunk is not None:
+            if note is not None and scope.filter.admits(note):
+                admitted.append((note, score))
+        notes = [n for n in (self._chunks.note(m) for m in named)
+                 if n is not None and scope.filter.admits(n)]
+        notes += [n for n, _ in _standing_out(admitted, self.config.graph_contrast)]
+        position = {cid: i for i, cid in enumerate(by_id)}
+        order: list[str] = []
+        for note in notes:
+            chunk = self._best_chunk_of(note, features, position)
+            if chunk is not None and chunk.chunk_id not in order:
                 by_id.setdefault(chunk.chunk_id, Hit(chunk, note, 0.0))
                 order.append(chunk.chunk_id)
             if len(order) >= self.config.graph_depth:
                 break
         return order
 
-    def _seeds(self, lexical, semantic, scope: ResolvedScope, features: QueryFeatures) -> list[str]:
-        seeds: list[str] = []
+    def _named(self, scope: ResolvedScope, features: QueryFeatures) -> list[str]:
+        """memory_ids of notes the query names by ticket id, identifier or path."""
+        named: list[str] = []
         for ticket in scope.query_tickets:
-            seeds += [n.memory_id for n in self._chunks.find(ticket)]
-            seeds += [n.memory_id for n in self._chunks.notes(
+            named += [n.memory_id for n in self._chunks.find(ticket)]
+            named += [n.memory_id for n in self._chunks.notes(
                 ScopeFilter(ticket=ticket, status=StatusFilter.ANY))][:3]
-        for name in (*features.identifiers, *features.paths):
-            seeds += [n.memory_id for n in self._chunks.find(name)][:3]
-        for hits in (lexical, semantic):
-            seeds += [h.note.memory_id for h in hits[: self.config.graph_seeds]]
-        return list(dict.fromkeys(seeds))
+        for name in (*features.identifiers, *features.paths, *features.phrases):
+            named += [n.memory_id for n in self._chunks.find(name)][:3]
+        return list(dict.fromkeys(named))
 
     def _best_chunk_of(self, note: Note, features: QueryFeatures,
-                       by_id: dict[str, Hit]) -> Chunk | None:
+                       position: dict[str, int]) -> Chunk | None:
+        """The note's chunk another signal ranked best, else the one covering most terms."""
         chunks = self._chunks.chunks_of(note.memory_id)
-        known = [c for c in chunks if c.chunk_id in by_id]
+        known = [c for c in chunks if c.chunk_id in position]
         if known:
-            return known[0]
+            return min(known, key=lambda c: position[c.chunk_id])
         if not chunks:
             return None
         return max(chunks, key=lambda c: (features.coverage(c.indexed_text), -c.ordinal))
@@ -205,11 +225,17 @@ class RetrievalEngine:
         return tuple(items)
 
     def _evidence(self, c: Candidate, per_item: int, blocked: Sequence[Span]) -> EvidenceItem:
-        span = Span(start_line=c.chunk.start_line, end_line=c.chunk.end_line)
+        span = self._focus(c, blocked) if self.config.focus else \
+            Span(start_line=c.chunk.start_line, end_line=c.chunk.end_line)
         text = c.chunk.text
         lines = self._chunks.lines(c.note.memory_id)
         if lines:
-            span = expand_span(span, lines, self.config.max_item_lines, per_item, blocked)
+            # Never grow into the front matter: the body starts where the first chunk does.
+            chunks = self._chunks.chunks_of(c.note.memory_id)
+            body = Span(start_line=1, end_line=chunks[0].start_line - 1) \
+                if chunks and chunks[0].start_line > 1 else None
+            span = expand_span(span, lines, self.config.max_item_lines, per_item,
+                               [*blocked, body] if body else blocked)
             text = _redacted(lines, span)
         else:
             text = redact_text(text)
@@ -219,6 +245,20 @@ class RetrievalEngine:
             text=text, score=c.score,
             signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank, graph=c.graph_rank),
             status=c.note.effective_status.value, reasons=c.reasons)
+
+    def _focus(self, c: Candidate, blocked: Sequence[Span]) -> Span:
+        """The chunk line that matches most query terms: the item is centred on it."""
+        features = self._features
+        taken = {i for b in blocked for i in range(b.start_line, b.end_line + 1)}
+        best, best_hits = None, 0
+        for offset, line in enumerate(c.chunk.text.split("\n")):
+            number = c.chunk.start_line + offset
+            hits = len(features.matched_terms(line)) if features else 0
+            if number not in taken and hits > best_hits:
+                best, best_hits = number, hits
+        if best is None:
+            return Span(start_line=c.chunk.start_line, end_line=c.chunk.end_line)
+        return Span(start_line=best, end_line=best)
 
     def with_config(self, **changes) -> RetrievalEngine:
         clone = RetrievalEngine(self._chunks, self._vectors, self._embedder, self._graph,
@@ -235,3 +275,12 @@ def _redacted(lines: Sequence[str], span: Span) -> str:
     first = max(1, span.start_line - SECRET_LOOKBACK)
     clean, _ = redact_lines(lines[first - 1: span.end_line])
     return "\n".join(clean[span.start_line - first:])
+
+
+def _standing_out(related: list, contrast: float) -> list:
+    """Keep (item, score) pairs whose score is at least `contrast` times the median."""
+    if not related or contrast <= 0:
+        return related
+    scores = sorted(score for _, score in related)
+    median = scores[len(scores) // 2]
+    return [(m, score) for m, score in related if score >= contrast * median]

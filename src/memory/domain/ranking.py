@@ -98,26 +98,27 @@ def _overlaps(a: Chunk, b: Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def dedup(candidates: Sequence[Candidate], limit: int, per_note: int = 1) -> list[Candidate]:
-    """One item per note first; extra non-overlapping spans of a note only to fill the limit."""
+def dedup(candidates: Sequence[Candidate], limit: int, per_note: int = 1,
+          diversify: bool = True) -> list[Candidate]:
+    """Never two overlapping spans; at most `per_note` items of one note.
+
+    With `diversify`, every note gets its best item in before any note gets a second one
+    (the budget allows more of one note only when other notes run out); otherwise items
+    are taken strictly best first.
+    """
     chosen: list[Candidate] = []
-    for c in candidates:
-        if len(chosen) >= limit:
-            break
-        if any(x.note.memory_id == c.note.memory_id for x in chosen):
-            continue
-        chosen.append(c)
-    if len(chosen) < limit and per_note > 1:
+
+    def admit(c: Candidate, cap: int) -> bool:
+        same = [x for x in chosen if x.note.memory_id == c.note.memory_id]
+        return len(same) < cap and not any(_overlaps(x.chunk, c.chunk) for x in same)
+
+    for cap in ((1, per_note) if diversify else (per_note,)):
         for c in candidates:
             if len(chosen) >= limit:
                 break
-            same = [x for x in chosen if x.note.memory_id == c.note.memory_id]
-            if c in chosen or not same or len(same) >= per_note:
-                continue
-            if any(_overlaps(x.chunk, c.chunk) for x in same):
-                continue
-            chosen.append(c)
-        chosen.sort(key=lambda c: -c.score)
+            if c not in chosen and admit(c, cap):
+                chosen.append(c)
+    chosen.sort(key=lambda c: -c.score)
     return chosen
 
 
@@ -126,8 +127,10 @@ class NoAnswerPolicy:
     """An answer needs a lexical hit covering enough of the query, or a close vector."""
 
     min_coverage: float = 0.34
-    min_similarity: float = 0.45
+    min_similarity: float = 0.35
     exact_match_answers: bool = True
+    # An item found only by the vector index, and not even close to the query, is noise.
+    min_item_similarity: float = 0.2
 
 
 def is_no_answer(candidates: Sequence[Candidate], features: QueryFeatures,
@@ -143,3 +146,10 @@ def is_no_answer(candidates: Sequence[Candidate], features: QueryFeatures,
         if c.semantic_score is not None and c.semantic_score >= policy.min_similarity:
             return False
     return True
+
+
+def drop_noise(candidates: Sequence[Candidate], policy: NoAnswerPolicy = NoAnswerPolicy()) -> list[Candidate]:
+    """Remove candidates whose only support is a weak semantic match."""
+    return [c for c in candidates
+            if c.lexical_rank is not None or c.graph_rank is not None or c.bonus > 0
+            or (c.semantic_score or 0.0) >= policy.min_item_similarity]

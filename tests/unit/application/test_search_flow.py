@@ -116,7 +116,7 @@ def test_rrf_order_combines_lists():
 def test_dedup_gives_one_item_per_note_first():
     body = "# Big\n\n" + "\n".join(f"zebra fact number {i}" for i in range(40))
     docs = [make_doc("Decisions/Big.md", body), make_doc("Decisions/Small.md", "# Small\n\nzebra\n")]
-    w = World(docs)
+    w = World(docs, config=SearchConfig(diversify=True))
     w.refresh("index")
     packet = w.service.search("zebra fact", limit=2)
     assert sorted(paths(packet)) == ["Decisions/Big.md", "Decisions/Small.md"]

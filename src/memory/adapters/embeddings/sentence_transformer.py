@@ -1,0 +1,162 @@
+"""SentenceTransformerEmbedder: all-MiniLM-L6-v2 loaded lazily, offline, in the background."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memory.adapters.embeddings import packaged_model as pm
+from memory.ports.embedder import Embedder
+from memory.ports.errors import EmbedderUnavailable
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "torch", "onnx")
+NOT_LOADED, LOADING, READY = "not-loaded", "loading", "ready"
+
+
+def onnx_installed() -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Unit-length float32 vectors from all-MiniLM-L6-v2; never downloads, never fakes.
+
+    backend "torch" runs sentence-transformers on PyTorch. "onnx" runs an ONNX graph
+    exported once into cache_dir (needs onnxruntime and onnx). "auto" takes onnx when
+    both are installed and a cache_dir is given, and falls back to torch if that fails.
+    """
+
+    def __init__(self, *, model_dir: str | os.PathLike[str] | None = None,
+                 cache_dir: str | os.PathLike[str] | None = None, max_seq_length: int = 256,
+                 batch_size: int = 64, backend: str = "auto"):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        if not 1 <= max_seq_length <= pm.MAX_POSITIONS:
+            raise ValueError(f"max_seq_length must be within 1..{pm.MAX_POSITIONS}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._model_dir = model_dir
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._max_seq_length = max_seq_length
+        self._batch_size = batch_size
+        self._backend = backend
+        self._state = NOT_LOADED
+        self._encoder = None
+        self._state_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
+        self._settled = threading.Event()  # set once loading has succeeded or failed
+
+    @property
+    def model_id(self) -> str:
+        """The model's id; a non-native max_seq_length is part of it (longer texts differ)."""
+        if self._max_seq_length == pm.NATIVE_MAX_SEQ_LENGTH:
+            return pm.MODEL_ID
+        return f"{pm.MODEL_ID}@{self._max_seq_length}"
+
+    @property
+    def dimension(self) -> int:
+        return pm.DIMENSION
+
+    @property
+    def backend(self) -> str | None:
+        """The backend actually running ("torch" or "onnx"), None until ready."""
+        encoder = self._encoder
+        return encoder.name if encoder is not None else None
+
+    def state(self) -> str:
+        return self._state
+
+    def warm(self) -> None:
+        with self._state_lock:
+            if self._state != NOT_LOADED:
+                return
+            self._state = LOADING
+        threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Start loading if nobody has, then wait up to timeout seconds for it."""
+        self.warm()
+        self._settled.wait(max(0.0, timeout))
+        return self._state == READY
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), 384) float32; batches hold texts of similar length, order is kept."""
+        texts = list(texts)
+        encoder = self._ready_encoder()
+        out = np.empty((len(texts), pm.DIMENSION), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        for start in range(0, len(order), self._batch_size):
+            picked = order[start:start + self._batch_size]
+            out[picked] = self._encode(encoder, [texts[i] for i in picked])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode(self._ready_encoder(), [text])[0]
+
+    def _encode(self, encoder, batch: list[str]) -> np.ndarray:
+        # One batch per lock hold, so a query can slip in between the batches of a build.
+        try:
+            with self._encode_lock:
+                return encoder.encode(batch)
+        except Exception as exc:
+            raise EmbedderUnavailable(f"embedding failed on {encoder.name}: {exc}") from exc
+
+    def _ready_encoder(self):
+        self.warm()
+        self._settled.wait()
+        if self._encoder is None:
+            raise EmbedderUnavailable(f"embedding model {self._state}")
+        return self._encoder
+
+    def _load(self) -> None:
+        try:
+            encoder = self._open()
+            probe = encoder.encode(["dimension probe"])
+            if probe.shape != (1, pm.DIMENSION):
+                raise RuntimeError(f"model gives vectors of shape {probe.shape[1:]}, "
+                                   f"expected ({pm.DIMENSION},)")
+        except Exception as exc:
+            log.warning("embedding model failed to load", exc_info=True)
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            with self._state_lock:
+                self._state = f"failed: {reason}"
+        else:
+            with self._state_lock:
+                self._encoder, self._state = encoder, READY
+        finally:
+            self._settled.set()
+
+    def _open(self):
+        pm.offline_environment()
+        model_dir = pm.checked_model_dir(self._model_dir)
+        threads = pm.cpu_threads()
+        if self._wants_onnx():
+            try:
+                return self._open_onnx(model_dir, threads)
+            except Exception:
+                if self._backend == "onnx":
+                    raise
+                log.warning("onnx backend unavailable, using torch", exc_info=True)
+        from memory.adapters.embeddings.torch_encoder import TorchEncoder
+
+        return TorchEncoder.open(model_dir, self._max_seq_length, threads)
+
+    def _wants_onnx(self) -> bool:
+        if self._backend == "onnx":
+            return True
+        return self._backend == "auto" and self._cache_dir is not None and onnx_installed()
+
+    def _open_onnx(self, model_dir: Path, threads: int):
+        from memory.adapters.embeddings.onnx_encoder import OnnxEncoder, exported_graph
+
+        if self._cache_dir is None:
+            raise RuntimeError("the onnx backend needs a cache_dir to keep its exported graph")
+        graph = exported_graph(model_dir, self._cache_dir)
+        return OnnxEncoder.open(model_dir, graph, self._max_seq_length, threads)

@@ -1,0 +1,100 @@
+"""`ai-memory eval QUERIES`: run labelled queries through MemoryService and score them."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from attrs import evolve
+
+from memory.application.evaluation import summarize
+from memory.domain.errors import InvalidRequest
+from memory.domain.scope import ScopeFilter, StatusFilter
+
+SCOPE_KEYS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
+
+
+def load_queries(path: str) -> list[dict]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidRequest(f"cannot read queries from {path}: {exc}") from exc
+
+
+def scope_of(query: dict) -> dict:
+    scope = dict(query.get("scope") or {})
+    if query.get("project") and "project" not in scope:
+        scope["project"] = query["project"]
+    return {k: v for k, v in scope.items() if k in SCOPE_KEYS and v is not None}
+
+
+def run_queries(service, chunks, queries: list[dict], limit: int = 10) -> dict[str, dict]:
+    results = {}
+    for q in queries:
+        scope = scope_of(q)
+        started = time.perf_counter()
+        packet = service.search(q["question"], limit=limit, **scope)
+        latency = (time.perf_counter() - started) * 1000
+        flt = ScopeFilter(**{k: v for k, v in scope.items() if k != "status"},
+                          status=StatusFilter.parse(scope.get("status")))
+        leaked = 0
+        for item in packet.items:
+            note = chunks.note(item.memory_id)
+            leaked += note is None or not flt.admits(note)
+        results[q["qid"]] = {
+            "qid": q["qid"], "latency_ms": round(latency, 3), "no_answer": packet.no_answer,
+            "leaked": leaked,
+            "hits": [{"path": i.path, "start_line": i.start_line, "end_line": i.end_line}
+                     for i in packet.items]}
+    return results
+
+
+def render(summary: dict, ks: list[int]) -> str:
+    cols = ["n"] + [f"{m}@{k}" for m in ("R", "H", "EH") for k in ks] + ["MRR@10", "nDCG@10",
+                                                                         f"L@{ks[-1]}"]
+    if 5 in ks:
+        cols.append("L@5")
+    out = ["| group | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in summary["groups"].items():
+        cells = [str(row[c]) if c == "n" else f"{row[c]:.1f}" if c.startswith("L@")
+                 else f"{row[c]:.3f}" for c in cols]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    na = summary["no_answer"]
+    out.append("")
+    out.append(f"no-answer accuracy: {na['accuracy']:.3f} over {na['n']} queries"
+               if na["n"] else "no-answer accuracy: n/a (no unanswerable queries)")
+    out.append(f"scope leakage: {summary['scope_leakage']:.4f} ({summary['leaked_hits']} hits)")
+    out.append(f"latency p50 {summary['p50_ms']:.1f} ms, p95 {summary['p95_ms']:.1f} ms")
+    return "\n".join(out)
+
+
+def run_eval(args, settings) -> int:
+    from memory.entrypoints.container import build
+    ks = sorted({int(k) for k in args.k.split(",")} | {5})
+    app = build(settings)
+    signals = {s.strip() for s in args.signals.split(",") if s.strip()}
+    unknown = signals - {"lexical", "semantic", "graph"}
+    if unknown:
+        raise InvalidRequest(f"unknown signals {sorted(unknown)}")
+    service = app.use_cases.service()
+    engine = service.engine
+    engine.config = evolve(engine.config, use_lexical="lexical" in signals,
+                           use_semantic="semantic" in signals, use_graph="graph" in signals)
+    if "semantic" in signals:
+        app.gateways.embedder().warm()
+        app.gateways.embedder().wait_ready(300)
+    queries = load_queries(args.queries)
+    results = run_queries(service, app.gateways.chunks(), queries, limit=max(ks))
+    if args.results:
+        Path(args.results).write_text(
+            "".join(json.dumps(r) + "\n" for r in results.values()), encoding="utf-8")
+    summary = summarize(queries, results, ks)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(render(summary, ks))
+    print(f"{len(queries)} queries, signals: {','.join(sorted(signals))}", file=sys.stderr)
+    return 0

@@ -1,0 +1,206 @@
+"""The MCP stdio server: eight tools over a lazily built MemoryService, errors as tool errors.
+
+Start-up stays light on purpose: the container (SQLite, Graphify, sentence-transformers,
+torch) is imported only when a tool call needs it or once the client has listed the tools,
+so `initialize` and `tools/list` answer while the model is still loading.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, TextIO
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, TextContent
+from pydantic import ValidationError
+
+from memory import __version__
+from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.entrypoints.mcp_tools import register_tools
+
+if TYPE_CHECKING:
+    from memory.application.service import MemoryService
+    from memory.entrypoints.container import Application
+    from memory.entrypoints.settings import Settings
+
+log = logging.getLogger("memory.mcp")
+
+INSTRUCTIONS = """\
+ai-memory is the user's long-term memory: Markdown notes about repositories, tickets,
+projects, decisions, tools and workflows, written by people and by agents like you.
+- Before starting work on a repository, ticket or project, call memory_search first
+  (with repository / project / ticket filters when you know them) and read what earlier
+  sessions recorded.
+- Ground what you take from memory in its evidence: cite each item as path:Lstart-Lend
+  (its `citation`), and read more with memory_get. When `no_answer` is true, say that
+  memory holds nothing on it; do not invent.
+- After you write or edit notes in the memory root, call memory_refresh (mode 'index') so
+  later searches see them.
+- memory_health explains empty or stale results; memory_feedback records whether a result
+  helped."""
+
+_KINDS = ((InvalidRequest, "invalid request"), (NotFound, "not found"),
+          (RefreshBusy, "busy"), (Unavailable, "unavailable"))
+
+
+class AiMemoryServer(MCPServer):
+    """MCPServer whose tool failures become one-line tool errors; the server stays up."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            return tool_error(name, exc)
+
+
+def tool_error(name: str, exc: ToolError) -> CallToolResult:
+    """Translate what a tool raised into an isError result with a message an agent can act on."""
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+        message = f"invalid arguments for {name}: {_validation_summary(cause)}"
+    elif isinstance(cause, AiMemoryError):
+        kind = next((k for t, k in _KINDS if isinstance(cause, t)), "error")
+        message = f"{kind}: {cause}"
+    elif isinstance(exc, UnexpectedToolError) and cause is not None:
+        log.error("tool %s failed unexpectedly", name, exc_info=cause)
+        message = f"internal error: {type(cause).__name__}: {cause}"
+    else:  # the SDK's own, e.g. an unknown tool name
+        message = str(exc)
+    return CallToolResult(content=[TextContent(type="text", text=_one_line(message))],
+                          is_error=True)
+
+
+def _validation_summary(error: ValidationError) -> str:
+    # Field and rule only: echoing the rejected value could repeat a megabyte of input.
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+             for e in error.errors(include_url=False, include_input=False)]
+    return "; ".join(parts)
+
+
+def _one_line(text: str, limit: int = 1000) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
+
+
+class _WarmUp:
+    """Middleware: once the client has listed the tools, warm the service in a daemon thread."""
+
+    def __init__(self, warm: Callable[[], None]):
+        self._warm = warm
+        self._started = False
+
+    async def __call__(self, ctx: Any, call_next: Callable) -> Any:
+        if ctx.method == "tools/call":
+            self.start()
+        result = await call_next(ctx)
+        if ctx.method == "tools/list":
+            self.start()  # after the answer is built: the handshake never waits on imports
+        return result
+
+    def start(self) -> None:
+        if not self._started:  # only the event loop calls this: no race
+            self._started = True
+            threading.Thread(target=self._run, name="ai-memory-warm", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._warm()
+        except Exception:  # noqa: BLE001 - tool calls will report the same failure to the agent
+            log.warning("warming up failed; the first tool call will try again", exc_info=True)
+
+
+class StdoutGuard(io.TextIOBase):
+    """sys.stdout while serving: text goes to stderr, `.buffer` stays the real stdout.
+
+    The SDK's stdio transport (2.3.0) finds the wire through `sys.stdout.buffer`, takes a
+    private duplicate of fd 1 and points fd 1 at stderr; this guard keeps Python-level
+    prints (libraries, progress bars, the warm-up thread) off the wire before, during and
+    after that, and even where the transport could not divert the descriptor.
+    """
+
+    def __init__(self, real: TextIO, sink: TextIO):
+        super().__init__()
+        self.buffer = real.buffer
+        self._sink = sink
+
+    @property
+    def encoding(self) -> str:
+        return self._sink.encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        return self._sink.write(text)
+
+    def flush(self) -> None:
+        self._sink.flush()
+
+    def fileno(self) -> int:
+        return self._sink.fileno()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def build_server(service_factory: Callable[[], MemoryService], *,
+                 warm: Callable[[], None] | None = None) -> MCPServer:
+    """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once)."""
+    server = AiMemoryServer(
+        "ai-memory", title="ai-memory", version=__version__, instructions=INSTRUCTIONS,
+        description="Long-term memory for coding agents: cited evidence from Markdown notes.",
+        middleware=[_WarmUp(warm)] if warm else None,
+        log_level="WARNING")
+    register_tools(server, service_factory)
+    return server
+
+
+class LazyApplication:
+    """The composition root, built on first use (thread-safe), so start-up imports nothing heavy."""
+
+    def __init__(self, settings: Settings):
+        self._settings = settings
+        self._lock = threading.Lock()
+        self._app: Application | None = None
+        self._service: MemoryService | None = None
+
+    def service(self) -> MemoryService:
+        if self._service is None:
+            with self._lock:
+                if self._service is None:
+                    from memory.entrypoints.container import build  # heavy: adapters, models
+                    self._app = build(self._settings)
+                    self._service = self._app.use_cases.service()
+        return self._service
+
+    def warm(self) -> None:
+        """Build the service, then start loading the embedding model in the background."""
+        self.service()
+        self._app.gateways.embedder().warm()
+
+
+def serve(settings: Settings) -> int:
+    """Serve MCP over stdio until the client closes stdin; only MCP messages reach stdout."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("memory").setLevel(logging.INFO)
+    if not isinstance(sys.stdout, StdoutGuard):
+        sys.stdout = StdoutGuard(sys.stdout, sys.stderr)
+    app = LazyApplication(settings)
+    server = build_server(app.service, warm=app.warm)
+    log.info("ai-memory %s serving %s over stdio", __version__, settings.root)
+    try:
+        server.run("stdio")
+    finally:
+        # The transport gave fd 1 back; a warm-up thread may still write while we exit.
+        with suppress(OSError):
+            os.dup2(sys.stderr.fileno(), 1)
+    return 0

@@ -1,0 +1,33 @@
+"""Where the memory root and its derived state live, from flags or the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from attrs import frozen
+
+from memory.domain.errors import InvalidRequest
+
+ROOT_ENV = "AI_MEMORY_ROOT"
+STATE_ENV = "AI_MEMORY_STATE_DIR"
+
+
+@frozen(kw_only=True)
+class Settings:
+    root: Path
+    state_dir: Path
+    watch: bool = True
+
+    @classmethod
+    def resolve(cls, root: str | None = None, state_dir: str | None = None,
+                watch: bool = True, must_exist: bool = True) -> Settings:
+        raw = root or os.environ.get(ROOT_ENV)
+        if not raw:
+            raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
+        path = Path(raw).expanduser().resolve()
+        if must_exist and not path.is_dir():
+            raise InvalidRequest(f"memory root {path} is not a folder")
+        state = state_dir or os.environ.get(STATE_ENV)
+        state_path = Path(state).expanduser().resolve() if state else path / ".ai-memory"
+        return cls(root=path, state_dir=state_path, watch=watch)

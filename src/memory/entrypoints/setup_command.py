@@ -1,0 +1,105 @@
+"""`ai-memory setup`: create the memory root, index it, prove search, register clients."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from memory.entrypoints import presenters
+from memory.entrypoints.settings import Settings
+
+WELCOME = """---
+memory_id: welcome-to-ai-memory
+title: Welcome to ai-memory
+type: memory
+root_scope: work
+primary_scope:
+  kind: reference
+  id: ai-memory
+status: active
+tags: [ai-memory, getting-started]
+---
+# Welcome to ai-memory
+
+This folder is your agents' long-term memory. Every Markdown file here is a note; the
+folder is the only truth and everything ai-memory derives (index, graph) can be rebuilt.
+
+## How agents use it
+
+Agents search this memory with the `memory_search` tool before they start work on a
+repository or ticket, and cite what they use as `path:Lstart-Lend`.
+
+## Where notes go
+
+- `Repos/<repo>/Notes/` for conventions and decisions of one repository.
+- `Repos/<repo>/Tickets/<TICKET-ID>/` for ticket context.
+- `Decisions/`, `Tools/`, `Workflows/`, `References/` for what applies everywhere.
+"""
+
+
+def default_memory_root() -> Path:
+    return Path.home() / "AI-Memory"
+
+
+def ensure_root(root: Path) -> bool:
+    """Create the root with a welcome note if it does not exist; True if created."""
+    if root.exists() and not root.is_dir():
+        raise SystemExit(f"error: {root} exists and is not a folder")
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    welcome = root / "Welcome to ai-memory.md"
+    if not any(root.rglob("*.md")):
+        welcome.write_text(WELCOME, encoding="utf-8")
+    return created
+
+
+def run_setup(args) -> int:
+    root = Path(args.memory_root or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
+    root = root.expanduser().resolve()
+    if not args.uninstall and not args.dry_run:
+        created = ensure_root(root)
+        print(f"memory root: {root}{' (created)' if created else ''}", file=sys.stderr)
+        if not args.skip_index:
+            status = _index_and_prove(root)
+            if status:
+                return status
+    if args.install_clients or args.uninstall or args.clients:
+        return _clients(args, root)
+    return 0
+
+
+def _index_and_prove(root: Path) -> int:
+    from memory.entrypoints.container import build
+    service = build(Settings.resolve(str(root))).use_cases.service()
+    report = service.refresh("full")
+    print(presenters.refresh_text(report), file=sys.stderr)
+    if not report.ok:
+        return 1
+    packet = service.search("how do agents use ai-memory", status="any")
+    print(presenters.packet_text(packet, snippet_lines=2), file=sys.stderr)
+    health = service.health()
+    print(presenters.health_text(health), file=sys.stderr)
+    return 0 if health["healthy"] else 1
+
+
+def _clients(args, root: Path) -> int:
+    from memory.entrypoints.clients import install_clients, setup_paths
+    clients = [c.strip() for c in args.clients.split(",")] if args.clients else None
+    try:
+        paths = setup_paths()
+        results = install_clients(
+            home=paths.home, platform=paths.platform, env=paths.env, command=paths.command,
+            memory_root=root, skill_dir=paths.skill_dir, clients=clients,
+            dry_run=args.dry_run, uninstall=args.uninstall)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    failed = False
+    for r in results:
+        print(f"{r.client:<15} {r.action:<9} {r.path}" + (f"  {r.message}" if r.message else ""),
+              file=sys.stderr)
+        if args.dry_run and r.diff:
+            print(r.diff, file=sys.stderr)
+        failed |= r.action == "error"
+    return 1 if failed else 0
