@@ -12,12 +12,13 @@ from memory.domain.evidence import EvidenceItem, EvidencePacket, Generation, Sig
 from memory.domain.fusion import reciprocal_rank_fusion
 from memory.domain.notes import Chunk, Note
 from memory.domain.ranking import (Candidate, NoAnswerPolicy, RerankPolicy, dedup,
-                                   drop_noise, is_no_answer, rerank)
+                                   drop_noise, is_no_answer, rerank, unknown_names)
 from memory.domain.secrets import redact_lines, redact_text
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter, resolve_scope
-from memory.domain.text import QueryFeatures
+from memory.domain.text import QueryFeatures, contains_exact
 from memory.ports.chunk_store import ChunkStore, Hit
 from memory.ports.embedder import Embedder
+from memory.domain.errors import NotFound
 from memory.ports.errors import StoreError, Unavailable
 from memory.ports.graph_provider import GraphProvider
 from memory.ports.vector_index import VectorIndex
@@ -37,6 +38,17 @@ class SearchConfig:
     graph_contrast: float = 2.0
     rrf_k: int = 10
     weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.25, "graph": 0.3})
+    # When no lexical hit covers this share of the query's words, the words are probably
+    # not the ones the notes use (a paraphrase): trust the vectors more for this query.
+    weak_lexical_coverage: float = 0.5
+    rescue_weights: dict = field(factory=lambda: {"lexical": 0.5, "semantic": 1.0, "graph": 0.3})
+    # Multi-hop: notes the best results link to explicitly, if they also speak to the
+    # query, are placed just below the note that links to them.
+    hop_parents: int = 2
+    hop_children: int = 2
+    hop_decay: float = 0.85
+    hop_min_relevance: float = 0.3  # share of query words the link line + target cover
+    hop_relations: tuple = ("references", "related", "supersedes", "superseded_by")
     per_note: int = 3
     diversify: bool = False
     budget_chars: int = 24000
@@ -107,10 +119,12 @@ class RetrievalEngine:
         fused = reciprocal_rank_fusion(
             {"lexical": [h.chunk.chunk_id for h in lexical],
              "semantic": [h.chunk.chunk_id for h in semantic],
-             "graph": list(graph)}, cfg.weights, cfg.rrf_k)
+             "graph": list(graph)}, self._weights(lexical, features), cfg.rrf_k)
         ranked = rerank(self._candidates(fused, lexical, semantic, graph, by_id), features,
                         scope.query_tickets, self._today(), cfg.rerank)
-        no_answer = is_no_answer(ranked, features, cfg.no_answer)
+        ranked = self._hop(ranked, scope, features, by_id)
+        no_answer = is_no_answer(ranked, features, cfg.no_answer,
+                                 self._unknown(ranked, features, scope.filter))
         if no_answer and ranked:
             warnings.append("low confidence: nothing found is clearly about this query")
         chosen = dedup(drop_noise(ranked, cfg.no_answer), request.limit, cfg.per_note,
@@ -118,6 +132,81 @@ class RetrievalEngine:
         return SearchTrace(scope=scope, features=features, lexical=lexical, semantic=semantic,
                            graph=graph, ranked=tuple(ranked), chosen=tuple(chosen),
                            no_answer=no_answer, warnings=tuple(warnings))
+
+    def _hop(self, ranked: list[Candidate], scope: ResolvedScope, features: QueryFeatures,
+             by_id: dict[str, Hit]) -> list[Candidate]:
+        cfg = self.config
+        if self._graph is None or not cfg.use_graph or cfg.hop_parents <= 0 or not ranked:
+            return ranked
+        parents = list(dict.fromkeys(c.note.memory_id for c in ranked))[: cfg.hop_parents]
+        best = {c.note.memory_id: c for c in reversed(ranked)}  # each note's best candidate
+        position = {cid: i for i, cid in enumerate(by_id)}
+        lifted: dict[str, Candidate] = {}
+        for parent_id in parents:
+            parent = best[parent_id]
+            target = parent.score * cfg.hop_decay
+            lines = self._chunks.lines(parent_id)
+            children = []
+            for n, line_no in self._linked(parent_id):
+                note = self._chunks.note(n)
+                if note is None or n in parents or not scope.filter.admits(note):
+                    continue
+                current = best.get(n)
+                if n in lifted or (current is not None and current.score >= target):
+                    continue
+                chunk = self._best_chunk_of(note, features, position)
+                if chunk is None:
+                    continue
+                # The sentence that links says why: "Project lead: [[Lena Fischer]]".
+                context = max((features.coverage(line) for line in _mentions(lines, note, line_no)),
+                              default=0.0)
+                relevance = features.coverage(chunk.indexed_text) + context
+                if relevance >= cfg.hop_min_relevance:
+                    children.append((relevance, note, chunk, current))
+            children.sort(key=lambda x: -x[0])
+            for _, note, chunk, current in children[: cfg.hop_children]:
+                base = current if current is not None and current.chunk == chunk else \
+                    Candidate(chunk=chunk, note=note)
+                lifted[note.memory_id] = base.with_bonus(target - base.score,
+                                                         f"linked-from:{parent_id}")
+        if not lifted:
+            return ranked
+        keep = [c for c in ranked if not (c.note.memory_id in lifted and
+                                          c.chunk == lifted[c.note.memory_id].chunk)]
+        return sorted([*keep, *lifted.values()], key=lambda c: -c.score)
+
+    def _linked(self, memory_id: str) -> list[tuple[str, int | None]]:
+        """Notes a note links to or relates with, and the line of its own that says so."""
+        try:
+            found = self._graph.neighbors(memory_id, 1)
+        except (Unavailable, StoreError, NotFound):
+            return []
+        out = []
+        for n in found:
+            via = [r for r in n.via if r.relation in self.config.hop_relations]
+            if n.kind == "note" and via:
+                line = next((r.source_line for r in via if r.source == memory_id), None)
+                out.append((n.node, line))
+        return out
+
+    def _weights(self, lexical: Sequence[Hit], features: QueryFeatures) -> dict:
+        best = max((features.coverage(h.chunk.indexed_text) for h in lexical[:3]), default=0.0)
+        return self.config.weights if best >= self.config.weak_lexical_coverage \
+            else self.config.rescue_weights
+
+    def _unknown(self, ranked, features: QueryFeatures, scope: ScopeFilter) -> tuple[str, ...]:
+        """Query names that nothing in scope mentions, whatever its status.
+
+        Status is about when a fact held, not what it is about: a question on how things
+        were before Redis is about Redis even when only superseded notes answer it.
+        """
+        missing = unknown_names(ranked, features)
+        if not missing or scope.status is StatusFilter.ANY:
+            return missing
+        wider = evolve(scope, status=StatusFilter.ANY)
+        return tuple(name for name in missing if not any(
+            contains_exact(f"{h.chunk.indexed_text} {' '.join(h.note.names)}", name)
+            for h in self._chunks.search(name, wider, 5)))
 
     def _semantic(self, query: str, scope: ScopeFilter, warnings: list[str]) -> list[Hit]:
         state = self._embedder.state()
@@ -284,3 +373,12 @@ def _standing_out(related: list, contrast: float) -> list:
     scores = sorted(score for _, score in related)
     median = scores[len(scores) // 2]
     return [(m, score) for m, score in related if score >= contrast * median]
+
+
+def _mentions(lines: Sequence[str], note: Note, line_no: int | None) -> list[str]:
+    """Lines of a parent note that name a linked note (or the line the graph says links)."""
+    names = [n.lower() for n in (note.title, *note.aliases) if n and len(n) > 2]
+    found = [line for line in lines if any(name in line.lower() for name in names)]
+    if line_no and 0 < line_no <= len(lines):
+        found.append(lines[line_no - 1])
+    return found

@@ -48,8 +48,8 @@ class RerankPolicy:
     title: float = 0.5
     superseded: float = -2.0
     archived: float = -1.0
-    needs_review: float = -0.25
-    past_review: float = -0.25
+    needs_review: float = -0.1  # tie-breakers: a stale note is still the note asked for
+    past_review: float = -0.1
     window: int = 50  # only the top of the fused list is reranked
 
 
@@ -127,25 +127,45 @@ class NoAnswerPolicy:
     """An answer needs a lexical hit covering enough of the query, or a close vector."""
 
     min_coverage: float = 0.34
-    min_similarity: float = 0.35
+    min_similarity: float = 0.2
+    # A query naming something memory never mentions (a product, a flag) has no answer
+    # unless the vector match is this close anyway.
+    unknown_name_similarity: float = 0.55
     exact_match_answers: bool = True
     # An item found only by the vector index, and not even close to the query, is noise.
     min_item_similarity: float = 0.2
 
 
+def unknown_names(candidates: Sequence[Candidate], features: QueryFeatures) -> tuple[str, ...]:
+    """Names in the query that no candidate's text, title, alias or path contains."""
+    if not features.names:
+        return ()
+    haystack = " ".join(f"{c.chunk.indexed_text} {' '.join(c.note.names)}" for c in candidates)
+    return tuple(n for n in features.names if not contains_exact(haystack, n))
+
+
 def is_no_answer(candidates: Sequence[Candidate], features: QueryFeatures,
-                 policy: NoAnswerPolicy = NoAnswerPolicy()) -> bool:
-    """True when nothing found is plausibly about the query."""
-    for c in candidates[:10]:
-        if policy.exact_match_answers and any(
-                r.startswith(("identifier:", "path:", "phrase", "ticket:")) for r in c.reasons):
-            return False
+                 policy: NoAnswerPolicy = NoAnswerPolicy(),
+                 unknown: Sequence[str] | None = None) -> bool:
+    """True when nothing found is plausibly about the query.
+
+    `unknown` are query names memory does not mention in scope (default: those no
+    candidate mentions).
+    """
+    top = candidates[:10]
+    if policy.exact_match_answers and any(
+            r.startswith(("identifier:", "path:", "phrase", "ticket:")) for c in top for r in c.reasons):
+        return False
+    best_similarity = max((c.semantic_score or 0.0 for c in top), default=0.0)
+    if unknown is None:
+        unknown = unknown_names(candidates, features)
+    if unknown:
+        return best_similarity < policy.unknown_name_similarity
+    for c in top:
         if c.lexical_rank is not None and \
                 features.coverage(c.chunk.indexed_text) >= policy.min_coverage:
             return False
-        if c.semantic_score is not None and c.semantic_score >= policy.min_similarity:
-            return False
-    return True
+    return best_similarity < policy.min_similarity
 
 
 def drop_noise(candidates: Sequence[Candidate], policy: NoAnswerPolicy = NoAnswerPolicy()) -> list[Candidate]:

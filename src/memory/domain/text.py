@@ -42,6 +42,17 @@ def _looks_like_identifier(token: str) -> bool:
     return (has_mark or camel) and any(c.isalpha() for c in token) and len(token) >= 3
 
 
+NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/]*[A-Za-z0-9]|[A-Z]")
+
+
+def _proper_names(query: str) -> tuple[str, ...]:
+    """Capitalised words past the first one (Kafka, iOS, Elasticsearch): named things."""
+    tokens = NAME_TOKEN.findall(query)
+    names = [t for i, t in enumerate(tokens)
+             if i > 0 and t != "I" and (t[0].isupper() or any(c.isupper() for c in t[1:]))]
+    return tuple(dict.fromkeys(names))
+
+
 @frozen
 class QueryFeatures:
     """What a query asks for exactly, beyond its words."""
@@ -50,6 +61,7 @@ class QueryFeatures:
     identifiers: tuple[str, ...]
     paths: tuple[str, ...]
     phrases: tuple[str, ...]
+    names: tuple[str, ...] = ()  # proper names and identifiers: things memory must know
 
     @classmethod
     def of(cls, query: str) -> QueryFeatures:
@@ -59,8 +71,9 @@ class QueryFeatures:
         identifiers = tuple(dict.fromkeys(
             t.strip(".:") for t in IDENTIFIER.findall(query) if _looks_like_identifier(t.strip(".:"))))
         paths = tuple(dict.fromkeys(PATH_LIKE.findall(query)))
+        names = tuple(dict.fromkeys((*_proper_names(query), *identifiers)))
         return cls(terms=content_terms(query), identifiers=identifiers, paths=paths,
-                   phrases=phrases)
+                   phrases=phrases, names=names)
 
     def matched_terms(self, text: str) -> tuple[str, ...]:
         """Query terms present in text, allowing simple inflections (retry ~ retries)."""

@@ -1,0 +1,157 @@
+"""The frozen benchmark: a hand-written team memory and labelled questions, run on the real stack.
+
+Fixtures live in benchmarks/fixtures/ (vault/, cases.jsonl) and are pinned by LOCK; after a
+deliberate change run `python benchmarks/fixtures/lock.py --write`. The vault is copied to a
+temporary root, refreshed in full (Markdown -> SQLite FTS5 + sqlite-vec + MiniLM + Graphify)
+and every case is searched through MemoryService as `ai-memory eval` does.
+
+Bars: recall@5 == 1.0 over answerable cases, no scope leakage, every no-answer case refused.
+
+The clock is pinned to the day the fixtures were frozen: ranking reads "today" for review
+dates (`review_after`), and a frozen benchmark must not drift with the calendar.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "benchmarks" / "fixtures"
+VAULT = FIXTURES / "vault"
+CASES = FIXTURES / "cases.jsonl"
+CATEGORIES = ("identifier", "path", "error-string", "paraphrase", "multi-hop", "supersession",
+              "scope-isolation", "no-answer")
+LIMIT = 10
+K = 5
+FROZEN_AT = "2026-11-30T12:00:00Z"
+
+
+def _lock_module():
+    spec = importlib.util.spec_from_file_location("benchmark_fixtures_lock", FIXTURES / "lock.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cases() -> list[dict]:
+    with CASES.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+# -- the fixtures themselves (fast) ------------------------------------------------------
+
+
+def test_lock_matches_fixtures():
+    lock = _lock_module()
+    expected, actual = lock.read_lock(FIXTURES), lock.compute_lock(FIXTURES)
+    assert actual == expected, (
+        "benchmarks/fixtures drifted from LOCK. If the change is deliberate, review it and "
+        "run `python benchmarks/fixtures/lock.py --write`.")
+
+
+def test_cases_are_well_formed():
+    cases = _cases()
+    assert len({c["qid"] for c in cases}) == len(cases), "duplicate qids"
+    counts = Counter(c["category"] for c in cases)
+    assert set(counts) == set(CATEGORIES), counts
+    assert all(n >= 5 for n in counts.values()), counts
+    for case in cases:
+        assert case["question"].strip(), case["qid"]
+        assert (case["category"] == "no-answer") == (not case["evidence"]), case["qid"]
+        assert set(case.get("scope") or {}) <= {"root_scope", "repository", "project", "ticket",
+                                               "status", "path_prefix"}, case["qid"]
+        for ev in case["evidence"]:
+            lines = (VAULT / ev["path"]).read_text(encoding="utf-8").splitlines()
+            assert 1 <= ev["line"] <= len(lines), (case["qid"], ev)
+            assert lines[ev["line"] - 1].strip(), (case["qid"], ev, "evidence line is blank")
+
+
+# -- the real stack (slow: one full refresh for the module) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def frozen_run(tmp_path_factory):
+    from dependency_injector import providers
+
+    from memory.adapters.inmemory.state import FixedClock
+    from memory.application.evaluation import score_query, summarize
+    from memory.entrypoints.container import build
+    from memory.entrypoints.eval_command import run_queries
+    from memory.entrypoints.settings import Settings
+
+    root = tmp_path_factory.mktemp("frozen-benchmark") / "vault"
+    shutil.copytree(VAULT, root)
+    app = build(Settings.resolve(str(root), state_dir=str(root / ".ai-memory"), watch=False))
+    app.gateways.clock.override(providers.Object(FixedClock(FROZEN_AT)))
+    service = app.use_cases.service()
+    service.refresh("full")
+    embedder = app.gateways.embedder()
+    embedder.warm()
+    assert embedder.wait_ready(300), f"embedding model not ready: {embedder.state()}"
+    cases = _cases()
+    results = run_queries(service, app.gateways.chunks(), cases, limit=LIMIT)
+    summary = summarize(cases, results, [1, 3, K, 10])
+    per_case = {c["qid"]: score_query(c["evidence"], results[c["qid"]]["hits"], [K])
+                for c in cases if c["evidence"]}
+    return {"cases": cases, "results": results, "summary": summary, "per_case": per_case}
+
+
+def _top_files(result: dict, k: int = K) -> list[str]:
+    return list(dict.fromkeys(h["path"] for h in result["hits"]))[:k]
+
+
+def _report(title: str, rows: list[str], summary: dict) -> str:
+    groups = summary["groups"]
+    table = "\n".join(
+        f"  {name:16} n={row['n']:2}  R@5={row['R@5']:.3f}  MRR@10={row['MRR@10']:.3f}"
+        for name, row in groups.items())
+    na = summary["no_answer"]
+    return (f"{title}: {len(rows)} case(s)\n" + "\n".join(rows) + "\n\nby category:\n" + table
+            + f"\n  no-answer accuracy {na['accuracy']} over {na['n']}; scope leakage "
+              f"{summary['scope_leakage']:.4f} ({summary['leaked_hits']} hits)")
+
+
+@pytest.mark.slow
+def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run):
+    rows = []
+    for case in frozen_run["cases"]:
+        if not case["evidence"]:
+            continue
+        if frozen_run["per_case"][case["qid"]][f"R@{K}"] < 1.0:
+            result = frozen_run["results"][case["qid"]]
+            top = _top_files(result)
+            missing = sorted({e["path"] for e in case["evidence"]} - set(top))
+            rows.append(f"- {case['qid']} [{case['category']}] {case['question']!r} "
+                        f"scope={case.get('scope') or {}}"
+                        f"{' NO_ANSWER' if result['no_answer'] else ''}\n"
+                        f"    missing: {missing}\n    top-{K}: {top}")
+    recall = frozen_run["summary"]["groups"]["all"][f"R@{K}"]
+    assert recall == 1.0 and not rows, _report(f"R@{K} = {recall:.3f}, misses", rows,
+                                                frozen_run["summary"])
+
+
+@pytest.mark.slow
+def test_no_hit_leaks_out_of_its_scope(frozen_run):
+    rows = [f"- {c['qid']} scope={c.get('scope') or {}} leaked "
+            f"{frozen_run['results'][c['qid']]['leaked']}: "
+            f"{_top_files(frozen_run['results'][c['qid']], LIMIT)}"
+            for c in frozen_run["cases"] if frozen_run["results"][c["qid"]]["leaked"]]
+    assert frozen_run["summary"]["scope_leakage"] == 0 and not rows, _report(
+        "hits outside the requested scope", rows, frozen_run["summary"])
+
+
+@pytest.mark.slow
+def test_every_no_answer_case_is_refused(frozen_run):
+    rows = [f"- {c['qid']} {c['question']!r} scope={c.get('scope') or {}}\n"
+            f"    top-{K}: {_top_files(frozen_run['results'][c['qid']])}"
+            for c in frozen_run["cases"]
+            if not c["evidence"] and not frozen_run["results"][c["qid"]]["no_answer"]]
+    accuracy = frozen_run["summary"]["no_answer"]["accuracy"]
+    assert accuracy == 1.0 and not rows, _report(
+        f"no-answer accuracy {accuracy}, answered anyway", rows, frozen_run["summary"])
