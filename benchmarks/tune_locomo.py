@@ -67,8 +67,16 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--state-dir", required=True)
     p.add_argument("--only", help="comma-separated variant names")
+    p.add_argument("--window", type=int, help="chunk window in lines (rebuilds the index)")
+    p.add_argument("--overlap", type=int, default=2)
     args = p.parse_args()
     app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir))
+    if args.window:
+        from memory.adapters.markdown import MarkdownNoteSource
+        app.gateways.source.override(MarkdownNoteSource(EVAL / "memory", window=args.window,
+                                                        overlap=args.overlap))
+        print(app.use_cases.service().refresh("index").as_dict()["stages"][0]["outcome"],
+              file=sys.stderr)
     embedder = CachedEmbedder(app.gateways.embedder())
     embedder.warm()
     embedder.wait_ready(300)

@@ -309,13 +309,17 @@ class RetrievalEngine:
         for c in chosen:
             blocked = cited.setdefault(c.note.path, [])
             item = self._evidence(c, per_item, blocked)
+            if item is None:  # everything it would cite is already cited above
+                continue
             blocked.append(Span(start_line=item.start_line, end_line=item.end_line))
             items.append(item)
         return tuple(items)
 
-    def _evidence(self, c: Candidate, per_item: int, blocked: Sequence[Span]) -> EvidenceItem:
-        span = self._focus(c, blocked) if self.config.focus else \
-            Span(start_line=c.chunk.start_line, end_line=c.chunk.end_line)
+    def _evidence(self, c: Candidate, per_item: int,
+                  blocked: Sequence[Span]) -> EvidenceItem | None:
+        span = self._focus(c, blocked)
+        if span is None:
+            return None
         text = c.chunk.text
         lines = self._chunks.lines(c.note.memory_id)
         if lines:
@@ -335,19 +339,28 @@ class RetrievalEngine:
             signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank, graph=c.graph_rank),
             status=c.note.effective_status.value, reasons=c.reasons)
 
-    def _focus(self, c: Candidate, blocked: Sequence[Span]) -> Span:
-        """The chunk line that matches most query terms: the item is centred on it."""
-        features = self._features
+    def _focus(self, c: Candidate, blocked: Sequence[Span]) -> Span | None:
+        """Where the item starts: the chunk's line matching most query terms (with focus on),
+        else the chunk's own span; only lines no earlier item cites. None if none is left."""
         taken = {i for b in blocked for i in range(b.start_line, b.end_line + 1)}
+        free = [n for n in range(c.chunk.start_line, c.chunk.end_line + 1) if n not in taken]
+        if not free:
+            return None
+        features = self._features if self.config.focus else None
+        lines = c.chunk.text.split("\n")
         best, best_hits = None, 0
-        for offset, line in enumerate(c.chunk.text.split("\n")):
-            number = c.chunk.start_line + offset
-            hits = len(features.matched_terms(line)) if features else 0
-            if number not in taken and hits > best_hits:
+        for number in free if features else ():
+            hits = len(features.matched_terms(lines[number - c.chunk.start_line]))
+            if hits > best_hits:
                 best, best_hits = number, hits
-        if best is None:
-            return Span(start_line=c.chunk.start_line, end_line=c.chunk.end_line)
-        return Span(start_line=best, end_line=best)
+        if best is not None:
+            return Span(start_line=best, end_line=best)
+        run = [free[0]]
+        for n in free[1:]:  # the first contiguous run of free lines
+            if n != run[-1] + 1:
+                break
+            run.append(n)
+        return Span(start_line=run[0], end_line=run[-1])
 
     def with_config(self, **changes) -> RetrievalEngine:
         clone = RetrievalEngine(self._chunks, self._vectors, self._embedder, self._graph,

@@ -64,7 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("setup", help="create a memory root, index it, register MCP clients")
     s.add_argument("--memory-root", default=None, help="default: ~/AI-Memory")
     s.add_argument("--install-clients", action="store_true")
-    s.add_argument("--clients", help="comma-separated subset of clients to register")
+    s.add_argument("--clients", help="comma-separated subset of clients to register "
+                                     "(codex, claude-code, claude-desktop, copilot, opencode, vscode)")
+    s.add_argument("--only-present", action="store_true",
+                   help="register only clients whose configuration folder exists")
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--uninstall", action="store_true")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")

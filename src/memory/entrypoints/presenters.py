@@ -13,7 +13,8 @@ def packet_text(packet: EvidencePacket, snippet_lines: int = 6) -> str:
     if packet.no_answer:
         out.append(f"No answer in memory for {packet.query!r}.")
     for n, item in enumerate(packet.items, 1):
-        heading = f" > {item.heading}" if item.heading and item.heading != item.title else ""
+        inner = item.heading.removeprefix(item.title).removeprefix(" > ")
+        heading = f" > {inner}" if inner else ""
         out.append(f"{n}. {item.citation}  {item.title}{heading}  [{item.status}]")
         body = item.text.splitlines()
         for line in body[:snippet_lines]:

@@ -32,7 +32,7 @@ async def probe(root: str, query: str, command: str | None = None) -> int:
             result = await session.call_tool("memory_search", {"query": query, "status": "any"})
             text = "\n".join(getattr(c, "text", "") for c in result.content)
             print(f"memory_search({query!r}):\n{text}", file=sys.stderr)
-            return 1 if result.isError or len(names) != 8 else 0
+            return 1 if result.is_error or len(names) != 8 else 0
 
 
 def main(argv=None) -> int:

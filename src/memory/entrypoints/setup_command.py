@@ -84,8 +84,11 @@ def _index_and_prove(root: Path) -> int:
 
 
 def _clients(args, root: Path) -> int:
-    from memory.entrypoints.clients import install_clients, setup_paths
-    clients = [c.strip() for c in args.clients.split(",")] if args.clients else None
+    from memory.entrypoints.clients import CLIENT_NAMES, install_clients, setup_paths
+    if args.clients:
+        clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    else:  # all six, or with --only-present those whose configuration folder exists
+        clients = None if args.only_present else list(CLIENT_NAMES)
     try:
         paths = setup_paths()
         results = install_clients(
