@@ -52,6 +52,11 @@ def variants(base: SearchConfig):
         ("sem0.3", dict(weights={"lexical": 1.0, "semantic": 0.3, "graph": 0.3})),
         ("graph0.1", dict(weights={"lexical": 1.0, "semantic": 0.5, "graph": 0.1})),
         ("k20", dict(rrf_k=20)),
+        ("score-fusion", dict(fusion="score",
+                              weights={"lexical": 1.0, "semantic": 0.3, "graph": 0.1})),
+        ("diversify", dict(diversify=True)),
+        ("no-focus", dict(focus=False)),
+        ("items-8-lines", dict(max_item_lines=8)),
         *[(f"span-{focus}-{lines}-{budget}", dict(diversify=False, rrf_k=10, focus=focus,
             max_item_lines=lines, budget_chars=budget,
             weights={"lexical": 1.0, "semantic": 0.15, "graph": 0.3}))

@@ -72,9 +72,15 @@ class Indexer:
                      progress: Progress) -> StageReport:
         started = self._clock.monotonic()
         current = self._index.current()
+        # A damaged current generation (or one served in place of it) is no base to edit,
+        # nor a reason to say "unchanged": rebuild from the notes.
+        damaged = self._index.check_current() if current is not None else []
+        if damaged:
+            warnings.append(f"index rebuilt from the notes: {damaged[0]}")
         semantic = self._semantic_ready(warnings)
         model_id = self._embedder.model_id if semantic else None
-        reusable = current is not None and not full and current.model_id == model_id
+        reusable = current is not None and not full and current.model_id == model_id \
+            and not damaged
         previous = dict(current.manifest) if reusable else {}
         scan = self._source.scan()
         warnings.extend(scan.warnings)

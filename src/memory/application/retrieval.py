@@ -9,11 +9,11 @@ from attrs import evolve, field, frozen
 from memory.application.requests import SearchRequest
 from memory.domain.context import Span, allot, expand_span
 from memory.domain.evidence import EvidenceItem, EvidencePacket, Generation, Signals
-from memory.domain.fusion import reciprocal_rank_fusion
+from memory.domain.fusion import normalized_score_fusion, reciprocal_rank_fusion
 from memory.domain.notes import Chunk, Note
 from memory.domain.ranking import (Candidate, NoAnswerPolicy, RerankPolicy, dedup,
                                    drop_noise, is_no_answer, rerank, unknown_names)
-from memory.domain.secrets import redact_lines, redact_text
+from memory.domain.secrets import key_block_open_at, redact_lines, redact_text
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter, resolve_scope
 from memory.domain.text import QueryFeatures, contains_exact
 from memory.ports.chunk_store import ChunkStore, Hit
@@ -37,6 +37,7 @@ class SearchConfig:
     # project, shared tags) proximity carries no information and must not add noise.
     graph_contrast: float = 2.0
     rrf_k: int = 10
+    fusion: str = "rrf"  # "rrf" or "score" (min-max normalised scores)
     weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.25, "graph": 0.3})
     # When no lexical hit covers this share of the query's words, the words are probably
     # not the ones the notes use (a paraphrase): trust the vectors more for this query.
@@ -116,10 +117,17 @@ class RetrievalEngine:
             by_id.setdefault(hit.chunk.chunk_id, hit)
         graph = tuple(self._graph_list(lexical, semantic, scope, features, by_id, warnings)) \
             if cfg.use_graph else ()
-        fused = reciprocal_rank_fusion(
-            {"lexical": [h.chunk.chunk_id for h in lexical],
-             "semantic": [h.chunk.chunk_id for h in semantic],
-             "graph": list(graph)}, self._weights(lexical, features), cfg.rrf_k)
+        weights = self._weights(lexical, features)
+        if cfg.fusion == "score":
+            fused = normalized_score_fusion(
+                {"lexical": [(h.chunk.chunk_id, h.score) for h in lexical],
+                 "semantic": [(h.chunk.chunk_id, h.score) for h in semantic],
+                 "graph": [(cid, 1.0 / (1 + i)) for i, cid in enumerate(graph)]}, weights)
+        else:
+            fused = reciprocal_rank_fusion(
+                {"lexical": [h.chunk.chunk_id for h in lexical],
+                 "semantic": [h.chunk.chunk_id for h in semantic],
+                 "graph": list(graph)}, weights, cfg.rrf_k)
         ranked = rerank(self._candidates(fused, lexical, semantic, graph, by_id), features,
                         scope.query_tickets, self._today(), cfg.rerank)
         ranked = self._hop(ranked, scope, features, by_id)
@@ -333,8 +341,9 @@ class RetrievalEngine:
         else:
             text = redact_text(text)
         return EvidenceItem(
-            memory_id=c.note.memory_id, path=c.note.path, title=c.note.title,
-            heading=c.chunk.heading, start_line=span.start_line, end_line=span.end_line,
+            memory_id=c.note.memory_id, path=c.note.path, title=redact_text(c.note.title),
+            heading=redact_text(c.chunk.heading), start_line=span.start_line,
+            end_line=span.end_line,
             text=text, score=c.score,
             signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank, graph=c.graph_rank),
             status=c.note.effective_status.value, reasons=c.reasons)
@@ -369,12 +378,10 @@ class RetrievalEngine:
         return clone
 
 
-# A private key block can open well above a cited span; look this far back for it.
-SECRET_LOOKBACK = 100
-
-
 def _redacted(lines: Sequence[str], span: Span) -> str:
-    first = max(1, span.start_line - SECRET_LOOKBACK)
+    # A private key block can open any distance above the cited span (PGP keys run to
+    # hundreds of lines): redact from its BEGIN so the block is seen whole.
+    first = key_block_open_at(lines, span.start_line) or span.start_line
     clean, _ = redact_lines(lines[first - 1: span.end_line])
     return "\n".join(clean[span.start_line - first:])
 

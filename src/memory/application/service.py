@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TypeVar
 
 from memory.application.indexer import Indexer, Progress
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
@@ -13,7 +15,7 @@ from memory.domain.evidence import EvidencePacket, Generation
 from memory.domain.notes import Note
 from memory.domain.refresh import RefreshReport, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
-from memory.domain.secrets import redact_lines
+from memory.domain.secrets import redact_lines, redact_text
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -25,6 +27,8 @@ from memory.ports.note_source import NoteSource
 
 RELEVANCE = ("relevant", "irrelevant", "missing")
 MAX_GET_LINES = 2000
+READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
+T = TypeVar("T")
 
 
 class MemoryService:
@@ -53,9 +57,8 @@ class MemoryService:
     def search(self, query, **filters) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
         freshness, extra = self._before_search() if self._before_search else ("current", ())
-        generation, warnings = self._generation()
-        return self.engine.search(request, generation, warnings=(*warnings, *extra),
-                                  freshness=freshness)
+        return self._from_one_generation(lambda generation, warnings: self.engine.search(
+            request, generation, warnings=(*warnings, *extra), freshness=freshness))
 
     def get(self, identity, start_line=None, end_line=None) -> dict:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
@@ -73,7 +76,7 @@ class MemoryService:
         note = doc.note
         clean, findings = redact_lines(doc.lines)
         return {
-            "memory_id": note.memory_id, "path": note.path, "title": note.title,
+            "memory_id": note.memory_id, "path": note.path, "title": redact_text(note.title),
             "status": note.effective_status.value, "content_hash": note.content_hash,
             "front_matter": doc.front_matter, "line_count": total,
             "start_line": first, "end_line": last,
@@ -105,8 +108,8 @@ class MemoryService:
 
     def explain(self, query, identity=None, **filters) -> dict:
         request = SearchRequest.parse(query, **filters)
-        generation, warnings = self._generation()
-        trace = self.engine.trace(request)
+        generation, warnings, trace = self._from_one_generation(
+            lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
         out = {
             "query": request.query, "scope": trace.scope.as_dict(),
             "generation": generation.as_dict(), "no_answer": trace.no_answer,
@@ -158,6 +161,11 @@ class MemoryService:
         if index is None:
             problems.append("no index generation: run memory_refresh")
         changed = self._changed_since(index)
+        newest = changed.pop("newest_mtime_ns")
+        older = index is not None and _older_than(index.created, newest)
+        if older:
+            warnings.append("the index is older than the newest Markdown change: run "
+                            "memory_refresh (a running `ai-memory serve` does it by itself)")
         graph_info = self._graph.current() if self._graph else None
         graph_problems = list(self._graphs.check_current()) if self._graphs else []
         if self._graph is not None:
@@ -169,7 +177,9 @@ class MemoryService:
             "healthy": healthy,
             "root": self._source.root,
             "index": {**(index.as_dict() if index else {"id": None}),
-                      "files_changed_since": changed, "problems": problems},
+                      "files_changed_since": changed, "problems": problems,
+                      "newest_source_change": _iso(newest),
+                      "older_than_sources": older},
             "graph": {**(graph_info.as_dict() if graph_info else {"id": None}),
                       "problems": graph_problems},
             "embedder": {"model_id": self._embedder.model_id,
@@ -184,6 +194,20 @@ class MemoryService:
         }
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _from_one_generation(self, read: Callable[[Generation, list[str]], T]) -> T:
+        """Run a read whose every part comes from the generation it is labelled with.
+
+        Another process may publish while the read runs, and the stores switch on their
+        next access; a read that saw the generation change is done again (publishes are
+        seconds apart, so a second attempt almost always holds still).
+        """
+        for _ in range(READ_ATTEMPTS):
+            generation, warnings = self._generation()
+            result = read(generation, warnings)
+            if self._generation()[0] == generation:
+                break
+        return result
 
     def _generation(self) -> tuple[Generation, list[str]]:
         """Switch to the newest published generations; say what is missing."""
@@ -200,7 +224,8 @@ class MemoryService:
         diff = diff_scan(index.manifest if index else {}, scan.files)
         return {"added": len(diff.added), "removed": len(diff.removed),
                 "modified": len(diff.suspect), "examples": list(
-                    (diff.added + diff.suspect + diff.removed)[:5])}
+                    (diff.added + diff.suspect + diff.removed)[:5]),
+                "newest_mtime_ns": max((f.mtime_ns for f in scan.files.values()), default=None)}
 
     def _self_check(self) -> dict:
         notes = self._chunks.notes()
@@ -235,6 +260,10 @@ class MemoryService:
         matches = self._chunks.find(name)
         if len(matches) >= 1:
             return matches[0].path
+        if not ("/" in name or "\\" in name or name.lower().endswith(".md")):
+            # Neither a known id or title nor written as a path: the note does not exist
+            # (the source would only call it "not a Markdown note").
+            raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
         return name  # a path not (yet) indexed: the source validates and reads it
 
     def _resolve_note(self, name: str) -> Note:
@@ -291,6 +320,25 @@ class MemoryService:
                       "no answer: confidence too low" if trace.no_answer else
                       f"ranked {rank}, below the cut-off of the requested limit")
         return out
+
+
+def _iso(mtime_ns: int | None) -> str | None:
+    if not mtime_ns:
+        return None
+    return datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc).isoformat(timespec="seconds")
+
+
+def _older_than(created: str, newest_mtime_ns: int | None) -> bool:
+    """True when a source file changed at least a second after the generation was created."""
+    if not newest_mtime_ns or not created:
+        return False
+    try:
+        made = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if made.tzinfo is None:
+        made = made.replace(tzinfo=timezone.utc)
+    return newest_mtime_ns / 1e9 >= made.timestamp() + 1.0  # created is kept to the second
 
 
 def _exclusion_reason(note: Note, flt) -> str:

@@ -162,16 +162,22 @@ def _fallback_line(lines: Sequence[str], body_start: int) -> int | None:
     return next((no for no, line in enumerate(lines, 1) if line.strip()), None)
 
 
-def chunk_context(title: str, heading: str, date: str | None) -> str:
-    """What is indexed along with a chunk's lines; the title is not repeated by the heading."""
+def chunk_context(title: str, heading: str, date: str | None, ticket: str | None = None) -> str:
+    """What is indexed along with a chunk's lines; the title is not repeated by the heading.
+
+    A ticket note's id leads the context so `ALPHA-142` finds it even when only the
+    folder names the ticket.
+    """
+    if ticket and ticket.lower() in f"{title} {heading}".lower():
+        ticket = None
     if title and (heading == title or heading.startswith(f"{title} > ")):
         title = ""
-    return " | ".join(p for p in (title, heading, date) if p)
+    return " | ".join(p for p in (ticket, title, heading, date) if p)
 
 
 def chunk_lines(lines: Sequence[str], *, memory_id: str, path: str, title: str,
                 date: str | None = None, window: int = 8, overlap: int = 2,
-                body_start: int = 1) -> tuple[Chunk, ...]:
+                body_start: int = 1, ticket: str | None = None) -> tuple[Chunk, ...]:
     """Cut a note's body (from `body_start`, a line of the file) into heading-aware windows.
 
     Each section (text under one heading) becomes windows of at most `window` lines that
@@ -186,7 +192,7 @@ def chunk_lines(lines: Sequence[str], *, memory_id: str, path: str, title: str,
     return tuple(
         Chunk.create(memory_id=memory_id, path=path, heading=heading, start_line=start,
                      end_line=end, text="\n".join(lines[start - 1:end]),
-                     context=chunk_context(title, heading, date), ordinal=ordinal)
+                     context=chunk_context(title, heading, date, ticket), ordinal=ordinal)
         for ordinal, (heading, start, end) in enumerate(spans))
 
 

@@ -30,3 +30,28 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[Hashable]],
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     order = {key: i for i, key in enumerate(scores)}
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def normalized_score_fusion(scored: Mapping[str, Sequence[tuple[Hashable, float]]],
+                            weights: Mapping[str, float] | None = None) -> list[tuple[Hashable, float]]:
+    """Fuse lists by min-max normalised scores: score(d) = sum of weight * norm(score).
+
+    Unlike RRF this keeps how far ahead the leader of a list is; a key missing from a list
+    gets nothing from it.
+    """
+    fused: dict[Hashable, float] = {}
+    for signal, items in scored.items():
+        weight = 1.0 if weights is None else weights.get(signal, 1.0)
+        if weight <= 0 or not items:
+            continue
+        values = [v for _, v in items]
+        low, high = min(values), max(values)
+        span = (high - low) or 1.0
+        seen: set[Hashable] = set()
+        for key, value in items:
+            if key in seen:
+                continue
+            seen.add(key)
+            fused[key] = fused.get(key, 0.0) + weight * ((value - low) / span if high > low else 1.0)
+    order = {key: i for i, key in enumerate(fused)}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))

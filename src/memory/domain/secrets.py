@@ -19,9 +19,14 @@ PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}\b")),
     ("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9_\-.=+/]{16,})")),
-    ("url-password", re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:(?P<value>[^@\s/]+)@")),
+    # A scheme starts where a run of scheme characters starts, and is short: unanchored, a
+    # long line of letters made this quadratic (minutes for one pasted megabyte).
+    ("url-password", re.compile(
+        r"(?<![a-zA-Z0-9+.\-])[a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^/\s:@]+:(?P<value>[^@\s/]+)@")),
+    # The name may carry a prefix, as environment variables do: DB_PASSWORD, client-secret.
     ("password-assignment", re.compile(
-        r"(?i)\b(?:password|passwd|pwd|secret|api_?key|access_?token|auth_?token|token)"
+        r"(?i)\b(?:[a-z0-9]+[_\-.]){0,4}"
+        r"(?:password|passwd|pwd|secret|api[_\-]?key|access[_\-]?token|auth[_\-]?token|token)"
         r"\s*[:=]\s*[\"']?(?P<value>[^\s\"'\[]{8,})")),
 )
 KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
@@ -62,6 +67,19 @@ def redact_lines(lines: Sequence[str]) -> tuple[tuple[str, ...], tuple[SecretFin
         findings += [SecretFinding(number, k) for k in dict.fromkeys(kinds)]
         out.append(redacted)
     return tuple(out), tuple(findings)
+
+
+def key_block_open_at(lines: Sequence[str], line: int) -> int | None:
+    """The 1-based line where a private key block still open at `line` begins, if any."""
+    for number in range(min(line, len(lines) + 1) - 1, 0, -1):
+        text = lines[number - 1]
+        if "PRIVATE KEY" not in text:  # cheap test first: most lines hold no marker
+            continue
+        if KEY_END.search(text):
+            return None
+        if KEY_BEGIN.search(text):
+            return number
+    return None
 
 
 def redact_text(text: str) -> str:

@@ -2,24 +2,37 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from dependency_injector import containers, providers
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
+from memory.adapters.git import GitSourceControl
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         SystemClock)
-from memory.application.indexer import Indexer
+from memory.adapters.watch import WatchfilesChangeFeed
+from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
+from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.retrieval import RetrievalEngine, SearchConfig
 from memory.application.service import MemoryService
+from memory.application.workspace_scope import WorkspaceScope
+from memory.entrypoints.settings import REPOSITORY_ENV
 
 
-def _models_dir(state_dir: str) -> str:
-    return str(Path(state_dir) / "cache" / "models")
+def _models_dir() -> str:
+    """Per-user cache of the exported model (~90 MB, made once, shared by every root)."""
+    explicit = os.environ.get("AI_MEMORY_MODEL_CACHE")
+    if explicit:
+        return str(Path(explicit).expanduser())
+    base = os.environ.get("XDG_CACHE_HOME") or (
+        os.environ.get("LOCALAPPDATA") if sys.platform == "win32" else None)
+    return str(Path(base or Path.home() / ".cache") / "ai-memory" / "models")
 
 
 class Gateways(containers.DeclarativeContainer):
@@ -31,9 +44,8 @@ class Gateways(containers.DeclarativeContainer):
     index = providers.Singleton(SqliteGenerations, sqlite)
     chunks = providers.Singleton(SqliteChunkStore, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
-    # The ONNX export of the model is cached beside the index (about 90 MB, made once).
     embedder = providers.Singleton(SentenceTransformerEmbedder,
-                                   cache_dir=providers.Callable(_models_dir, config.state_dir))
+                                   cache_dir=providers.Callable(_models_dir))
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
     graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir)
@@ -41,6 +53,9 @@ class Gateways(containers.DeclarativeContainer):
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
     history = providers.Singleton(JsonlRefreshHistory, state_dir=config.state_dir)
     clock = providers.Singleton(SystemClock)
+    change_feed = providers.Singleton(WatchfilesChangeFeed, root=config.root,
+                                      state_dir=config.state_dir)
+    source_control = providers.Singleton(GitSourceControl)
 
 
 class UseCases(containers.DeclarativeContainer):
@@ -59,9 +74,12 @@ class UseCases(containers.DeclarativeContainer):
     feedback = providers.Dependency()
     history = providers.Dependency()
     clock = providers.Dependency()
+    change_feed = providers.Dependency()
+    source_control = providers.Dependency()
     search_config = providers.Object(SearchConfig())
     default_repository = providers.Object(None)
     before_search = providers.Object(None)
+    freshness_config = providers.Object(FreshnessConfig())
 
     engine = providers.Singleton(
         RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=graph,
@@ -70,6 +88,19 @@ class UseCases(containers.DeclarativeContainer):
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
         clock=clock, history=history, graphs=graphs)
+    # Refreshes the server makes on its own wait only briefly for another process's lock,
+    # and are recorded only when they changed something.
+    quick_indexer = providers.Singleton(
+        Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
+        clock=clock, history=providers.Singleton(ChangesOnlyHistory, history),
+        policy=providers.Object(RefreshPolicy(lock_timeout_s=3.0)))
+    freshness = providers.Singleton(
+        FreshnessPolicy, source=source, index=index, indexer=quick_indexer, embedder=embedder,
+        clock=clock, feed=change_feed, config=freshness_config)
+    workspace = providers.Singleton(
+        WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
+        cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
+        enabled=config.auto_scope)
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
@@ -84,11 +115,25 @@ class Application(containers.DeclarativeContainer):
         chunks=gateways.chunks, vectors=gateways.vectors, embedder=gateways.embedder,
         cache=gateways.cache, graph=gateways.graph, graphs=gateways.graphs,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
-        clock=gateways.clock)
+        clock=gateways.clock, change_feed=gateways.change_feed,
+        source_control=gateways.source_control)
 
 
-def build(settings) -> Application:
-    """An application container for one memory root."""
+def build(settings, *, serving: bool = False) -> Application:
+    """An application container for one memory root.
+
+    `serving` (the MCP server) adds the freshness policy before each search (watching the
+    root unless settings.watch is off) and the workspace's repository as default scope.
+    """
     app = Application()
-    app.config.from_dict({"root": str(settings.root), "state_dir": str(settings.state_dir)})
+    cwd = getattr(settings, "cwd", None)
+    app.config.from_dict({
+        "root": str(settings.root), "state_dir": str(settings.state_dir),
+        "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
+        "auto_scope": getattr(settings, "auto_scope", True)})
+    if serving:
+        if not getattr(settings, "watch", True):
+            app.gateways.change_feed.override(providers.Object(None))
+        app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
+        app.use_cases.default_repository.override(app.use_cases.workspace)
     return app

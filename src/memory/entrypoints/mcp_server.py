@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.entrypoints.mcp_roots import ClientRoots
 from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
@@ -41,8 +42,12 @@ projects, decisions, tools and workflows, written by people and by agents like y
 - Ground what you take from memory in its evidence: cite each item as path:Lstart-Lend
   (its `citation`), and read more with memory_get. When `no_answer` is true, say that
   memory holds nothing on it; do not invent.
-- After you write or edit notes in the memory root, call memory_refresh (mode 'index') so
-  later searches see them.
+- Notes you write or edit in the memory root are indexed by themselves before your next
+  search (its `freshness` says so); memory_refresh is for a full rebuild, or when a search
+  warns that the index is stale.
+- Without repository / project / ticket filters, memory_search defaults to the repository
+  of your workspace when memory knows it (`scope.inferred` says so); pass a repository,
+  project or ticket to search elsewhere.
 - memory_health explains empty or stale results; memory_feedback records whether a result
   helped."""
 
@@ -152,12 +157,17 @@ class StdoutGuard(io.TextIOBase):
 
 
 def build_server(service_factory: Callable[[], MemoryService], *,
-                 warm: Callable[[], None] | None = None) -> MCPServer:
-    """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once)."""
+                 warm: Callable[[], None] | None = None,
+                 roots: Callable[[list[str]], None] | None = None) -> MCPServer:
+    """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once).
+
+    `roots(folders)` receives the client's workspace folders when it exposes them.
+    """
+    middleware = [*([_WarmUp(warm)] if warm else []), *([ClientRoots(roots)] if roots else [])]
     server = AiMemoryServer(
         "ai-memory", title="ai-memory", version=__version__, instructions=INSTRUCTIONS,
         description="Long-term memory for coding agents: cited evidence from Markdown notes.",
-        middleware=[_WarmUp(warm)] if warm else None,
+        middleware=middleware or None,
         log_level="WARNING")
     register_tools(server, service_factory)
     return server
@@ -171,20 +181,46 @@ class LazyApplication:
         self._lock = threading.Lock()
         self._app: Application | None = None
         self._service: MemoryService | None = None
+        self._roots: list[str] | None = None
+        self._closed = False
 
     def service(self) -> MemoryService:
         if self._service is None:
             with self._lock:
                 if self._service is None:
                     from memory.entrypoints.container import build  # heavy: adapters, models
-                    self._app = build(self._settings)
+                    self._app = build(self._settings, serving=True)
+                    if self._roots is not None:
+                        self._app.use_cases.workspace().set_roots(self._roots)
                     self._service = self._app.use_cases.service()
         return self._service
 
     def warm(self) -> None:
-        """Build the service, then start loading the embedding model in the background."""
+        """Build the service, start loading the embedding model, then watch the root."""
         self.service()
         self._app.gateways.embedder().warm()
+        with self._lock:
+            if self._closed:
+                return
+            freshness = self._app.use_cases.freshness()
+        # Outside the lock: catching up with edits made while no server ran may take a while.
+        freshness.start()
+
+    def set_roots(self, folders: list[str]) -> None:
+        """The client's workspace folders, for the default repository of searches."""
+        with self._lock:
+            self._roots = list(folders)
+            app = self._app
+        if app is not None:
+            app.use_cases.workspace().set_roots(folders)
+
+    def close(self) -> None:
+        """Stop watching; the server is going away."""
+        with self._lock:
+            self._closed = True
+            app = self._app
+        if app is not None:
+            app.use_cases.freshness().stop()
 
 
 def serve(settings: Settings) -> int:
@@ -195,11 +231,13 @@ def serve(settings: Settings) -> int:
     if not isinstance(sys.stdout, StdoutGuard):
         sys.stdout = StdoutGuard(sys.stdout, sys.stderr)
     app = LazyApplication(settings)
-    server = build_server(app.service, warm=app.warm)
-    log.info("ai-memory %s serving %s over stdio", __version__, settings.root)
+    server = build_server(app.service, warm=app.warm, roots=app.set_roots)
+    log.info("ai-memory %s serving %s over stdio%s", __version__, settings.root,
+             "" if settings.watch else " (not watching)")
     try:
         server.run("stdio")
     finally:
+        app.close()
         # The transport gave fd 1 back; a warm-up thread may still write while we exit.
         with suppress(OSError):
             os.dup2(sys.stderr.fileno(), 1)

@@ -86,7 +86,8 @@ def health_text(h: Mapping) -> str:
         f"{'healthy' if h['healthy'] else 'UNHEALTHY'}: {h['root']}",
         f"  index: {idx.get('id')} ({idx.get('notes', 0)} notes, {idx.get('chunks', 0)} chunks, "
         f"{idx.get('vectors', 0)} vectors); changed since: +{changed.get('added', 0)} "
-        f"~{changed.get('modified', 0)} -{changed.get('removed', 0)}",
+        f"~{changed.get('modified', 0)} -{changed.get('removed', 0)}"
+        + ("; older than the newest note edit" if idx.get("older_than_sources") else ""),
         f"  graph: {graph.get('id')} ({graph.get('nodes', 0)} nodes, {graph.get('edges', 0)} edges)",
         f"  embedder: {emb['model_id']} [{emb['state']}]",
         f"  self-check: {h['self_check'].get('detail')}",

@@ -11,6 +11,8 @@ from memory.domain.errors import InvalidRequest
 
 ROOT_ENV = "AI_MEMORY_ROOT"
 STATE_ENV = "AI_MEMORY_STATE_DIR"
+REPOSITORY_ENV = "AI_MEMORY_REPOSITORY"  # default repository of searches, instead of inferring
+AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a default repository
 
 
 @frozen(kw_only=True)
@@ -18,6 +20,9 @@ class Settings:
     root: Path
     state_dir: Path
     watch: bool = True
+    repository: str | None = None
+    auto_scope: bool = True
+    cwd: Path | None = None
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
@@ -30,4 +35,21 @@ class Settings:
             raise InvalidRequest(f"memory root {path} is not a folder")
         state = state_dir or os.environ.get(STATE_ENV)
         state_path = Path(state).expanduser().resolve() if state else path / ".ai-memory"
-        return cls(root=path, state_dir=state_path, watch=watch)
+        return cls(root=path, state_dir=state_path, watch=watch,
+                   repository=(os.environ.get(REPOSITORY_ENV) or "").strip() or None,
+                   auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
+                   cwd=_cwd())
+
+
+def _flag(raw: str | None, *, default: bool) -> bool:
+    text = (raw or "").strip().lower()
+    if not text:
+        return default
+    return text not in ("0", "false", "no", "off")
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # the folder we were started in was deleted
+        return None

@@ -15,6 +15,7 @@ from pathlib import Path
 from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
                                              new_generation_id, read_graph_data, utc_now_iso)
 from memory.adapters.graphify.request import encode_request
+from memory.adapters.graphify.worker import PARENT_ENV
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
 from memory.ports.errors import StoreError
@@ -143,6 +144,7 @@ class GraphifyGenerations(GraphGenerations):
         env.update(HOME=str(home), USERPROFILE=str(home), XDG_CACHE_HOME=str(home / ".cache"),
                    XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"),
                    PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
+        env[PARENT_ENV] = str(os.getpid())  # the build ends if this process dies
         source_root = str(Path(__file__).resolve().parents[3])  # the folder holding `memory`
         env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH")) if p)
         home.mkdir(parents=True, exist_ok=True)
@@ -170,6 +172,11 @@ class GraphifyGenerations(GraphGenerations):
                 if path.name not in self._building and _age(path, now) >= grace_seconds:
                     shutil.rmtree(path, ignore_errors=True)
                     removed.append(f"staging/{path.name}")
+        # Pointer temp files of a publish that crashed before its rename.
+        for path in sorted(self._layout.graph_dir.glob(".CURRENT.*.tmp")):
+            if _age(path, now) >= grace_seconds:
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
         return removed
 
     def _current_id(self) -> str | None:

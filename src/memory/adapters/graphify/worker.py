@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from memory.adapters.graphify.request import decode_documents
 
 _GRAPHIFY_SUFFIXES = (".md", ".mdx", ".qmd")
+PARENT_ENV = "AI_MEMORY_GRAPH_PARENT"  # pid of the refresh that waits for this build
 
 
 def run(request: dict) -> dict:
@@ -72,12 +77,31 @@ def _split_id(node_id: str, source_file: str) -> str:
     return f"{node_id}_{hashlib.sha1(source_file.encode('utf-8')).hexdigest()[:8]}"
 
 
+def _end_with_parent(parent: int, every_s: float = 0.25) -> None:
+    """Stop building once the refresh that started us is gone (killed, crashed): nobody
+    would publish this graph, and a build of a large root can run for minutes.
+
+    POSIX only: a dead parent shows as a changed parent pid (orphans are re-parented),
+    and the build's own process group (Graphify's extraction pool) goes with it.
+    """
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
         print("usage: python -m memory.adapters.graphify.worker <request.json>", file=sys.stderr)
         return 2
     request = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    if os.name == "posix":  # Windows keeps a dead parent's pid, and venvs add a launcher
+        _end_with_parent(int(os.environ.get(PARENT_ENV) or os.getppid()))
     stats = run(request)
     summary = {k: v for k, v in stats.items() if k != "unresolved_examples"}
     print(json.dumps(summary), file=sys.stderr)

@@ -3,15 +3,18 @@
 The product never falls back to these.
 """
 
+from memory.adapters.inmemory.change_feed import InMemoryChangeFeed
 from memory.adapters.inmemory.embedder import DeterministicEmbedder
 from memory.adapters.inmemory.graph import InMemoryGraph
 from memory.adapters.inmemory.index import (InMemoryChunkStore, InMemoryGenerations,
                                             InMemoryIndex, InMemoryVectorIndex)
 from memory.adapters.inmemory.notes import InMemoryNoteSource
+from memory.adapters.inmemory.source_control import InMemorySourceControl
 from memory.adapters.inmemory.state import (FixedClock, InMemoryEmbeddingCache,
                                             InMemoryFeedbackLog, InMemoryLock,
                                             InMemoryRefreshHistory)
 
-__all__ = ["DeterministicEmbedder", "FixedClock", "InMemoryChunkStore", "InMemoryEmbeddingCache",
-           "InMemoryFeedbackLog", "InMemoryGenerations", "InMemoryGraph", "InMemoryIndex",
-           "InMemoryLock", "InMemoryNoteSource", "InMemoryRefreshHistory", "InMemoryVectorIndex"]
+__all__ = ["DeterministicEmbedder", "FixedClock", "InMemoryChangeFeed", "InMemoryChunkStore",
+           "InMemoryEmbeddingCache", "InMemoryFeedbackLog", "InMemoryGenerations", "InMemoryGraph",
+           "InMemoryIndex", "InMemoryLock", "InMemoryNoteSource", "InMemoryRefreshHistory",
+           "InMemorySourceControl", "InMemoryVectorIndex"]

@@ -34,7 +34,9 @@ class DeterministicEmbedder(Embedder):
                 digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
                 slot = int.from_bytes(digest[:4], "little") % self._dimension
                 vec[slot] += 1.0 if digest[4] % 2 else -1.0
-        norm = math.sqrt(sum(x * x for x in vec)) or 1.0
+        norm = math.sqrt(sum(x * x for x in vec))
+        if not norm:  # no words ("", "---"): still a unit vector, as the port promises
+            return [1.0] + [0.0] * (self._dimension - 1)
         return [x / norm for x in vec]
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:

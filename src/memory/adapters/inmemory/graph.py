@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from memory.domain.errors import NotFound, Unavailable
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
 from memory.ports.graph_generations import GraphFacts, GraphGenerations, GraphStage
 from memory.ports.graph_provider import GraphProvider
+
+
+# Where two notes are tied by several relations, the strongest names the hop (as in Graphify).
+_STRENGTH = {"supersedes": 1.0, "superseded_by": 1.0, "related": 1.0, "references": 0.8,
+             "ticket": 0.6, "repository": 0.3}
+NOTHING_PUBLISHED = "no graph generation published"
 
 
 def _edges(docs: Sequence[NoteDocument]) -> list[Relation]:
@@ -73,6 +80,8 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         for e in edges:
             self._adj.setdefault(e.source, []).append((e.target, e))
             self._adj.setdefault(e.target, []).append((e.source, e))
+        for hops in self._adj.values():
+            hops.sort(key=lambda hop: -_STRENGTH.get(hop[1].relation, 0.4))
 
     def current(self) -> GenerationInfo | None:
         if self._id is None:
@@ -94,10 +103,16 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         return []
 
     def check_current(self) -> list[str]:
-        return []
+        return [] if self._id is not None else [NOTHING_PUBLISHED]
 
     def problems(self) -> list[str]:
-        return []
+        return [] if self._id is not None else [NOTHING_PUBLISHED]
+
+    def _known(self, memory_id: str) -> None:
+        if self._id is None:
+            raise Unavailable(f"graph unavailable: {NOTHING_PUBLISHED}; run a full refresh")
+        if memory_id not in self._paths:
+            raise NotFound(f"note {memory_id!r} is not in graph generation {self._id}")
 
     def related(self, seeds: Sequence[str], limit: int) -> list[tuple[str, float]]:
         scores: dict[str, float] = {}
@@ -122,6 +137,7 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         return [(m, s) for m, s in ranked if m not in seeds][:limit]
 
     def neighbors(self, memory_id: str, depth: int) -> list[Neighbor]:
+        self._known(memory_id)
         out, seen = [], {memory_id}
         frontier = deque([(memory_id, 0, ())])
         while frontier:
@@ -140,6 +156,8 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         return out
 
     def path(self, source: str, target: str) -> GraphPath | None:
+        self._known(source)
+        self._known(target)
         prev: dict[str, tuple[str, Relation] | None] = {source: None}
         frontier = deque([source])
         while frontier:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import time
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+import Stemmer
 from attrs import define, field
 
 from memory.domain.notes import Chunk, Note, NoteDocument
@@ -13,20 +16,31 @@ from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
 from memory.ports.chunk_store import ChunkStore, Hit
-from memory.ports.errors import DuplicateNote
+from memory.ports.errors import DuplicateNote, StoreError
 from memory.ports.index_generations import IndexGenerations, IndexStage, StagedFacts
 from memory.ports.vector_index import VectorIndex
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+# The same Porter stemmer and diacritic folding as the SQLite index's FTS5 tokenizer
+# ('porter unicode61 remove_diacritics 2'), so the fake matches the words the product does.
+_PORTER = Stemmer.Stemmer("porter")
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokens(text: str) -> list[str]:
+    """Every word of an indexed text, folded and stemmed (stopwords count, as in FTS5)."""
+    return _PORTER.stemWords(words(_fold(text)))
 
 
 def terms(text: str) -> list[str]:
-    return [_stem(w) for w in words(text) if w not in STOPWORDS]
+    """Query terms: stopwords dropped unless the query has nothing else (as the product)."""
+    found = words(_fold(text))
+    kept = [w for w in found if w not in STOPWORDS] or found
+    return _PORTER.stemWords(kept)
 
 
 @define
@@ -42,6 +56,7 @@ class Snapshot:
     model_id: str | None = None
     dimension: int | None = None
     corrupt: bool = False
+    published_at: float | None = None  # monotonic seconds, for collect's grace period
 
     def copy(self, new_id: str, created: str) -> Snapshot:
         return Snapshot(id=new_id, created=created, notes=dict(self.notes),
@@ -88,7 +103,7 @@ class _Bm25:
 
     def __init__(self, snap: Snapshot):
         self.chunks: list[tuple[Chunk, Counter]] = [
-            (c, Counter(terms(c.indexed_text))) for d in snap.documents.values() for c in d.chunks]
+            (c, Counter(tokens(c.indexed_text))) for d in snap.documents.values() for c in d.chunks]
         self.df: Counter = Counter()
         for _, tf in self.chunks:
             self.df.update(tf.keys())
@@ -117,10 +132,16 @@ class InMemoryStage(IndexStage):
     def id(self) -> str:
         return self._snap.id
 
+    def _open(self) -> Snapshot:
+        if self.published or self.discarded:
+            raise StoreError(f"stage {self._snap.id} was already published or discarded")
+        return self._snap
+
     def manifest(self) -> Mapping[str, ManifestEntry]:
-        return dict(self._snap.manifest)
+        return dict(self._open().manifest)
 
     def remove(self, paths: Iterable[str]) -> None:
+        self._open()
         for path in paths:
             self._snap.manifest.pop(path, None)
             for mid, note in list(self._snap.notes.items()):
@@ -130,9 +151,18 @@ class InMemoryStage(IndexStage):
                     del self._snap.notes[mid], self._snap.documents[mid]
 
     def add(self, document: NoteDocument, entry: ManifestEntry, vectors) -> None:
+        self._open()
+        note = document.note
+        strays = [c.chunk_id for c in document.chunks
+                  if c.memory_id != note.memory_id or c.path != note.path]
+        if strays:
+            raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
+        if vectors is not None and len(vectors) != len(document.chunks):
+            raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
         existing = self._snap.notes.get(document.note.memory_id)
         if existing is not None and existing.path != document.note.path:
             raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}")
+        self.remove([note.path])  # adding a path again replaces what it held
         self._snap.notes[document.note.memory_id] = document.note
         self._snap.documents[document.note.memory_id] = document
         self._snap.manifest[entry.path] = entry
@@ -142,6 +172,7 @@ class InMemoryStage(IndexStage):
                 self._snap.dimension = len(vector)
 
     def facts(self) -> StagedFacts:
+        self._open()
         chunks = sum(len(d.chunks) for d in self._snap.documents.values())
         return StagedFacts(notes=len(self._snap.notes), chunks=chunks,
                            vectors=len(self._snap.vectors), dimension=self._snap.dimension,
@@ -149,7 +180,7 @@ class InMemoryStage(IndexStage):
                            paths=frozenset(n.path for n in self._snap.notes.values()))
 
     def probe(self, text: str, vector, limit: int) -> tuple[list[str], list[str]]:
-        bm = _Bm25(self._snap)
+        bm = _Bm25(self._open())
         query = terms(text)
         lexical = sorted(((bm.score(query, tf), c.chunk_id) for c, tf in bm.chunks if bm.score(query, tf) > 0),
                          reverse=True)[:limit]
@@ -160,8 +191,10 @@ class InMemoryStage(IndexStage):
         return [c for _, c in lexical], [c for _, c in nearest]
 
     def publish(self, model_id, dimension, validation) -> GenerationInfo:
+        self._open()
         self._snap.model_id = model_id
         self._snap.dimension = dimension
+        self._snap.published_at = time.monotonic()
         self._index.generations[self._snap.id] = self._snap
         self._index.current_id = self._snap.id
         self.published = True
@@ -182,6 +215,8 @@ class InMemoryGenerations(IndexGenerations):
         return snap.info() if snap else None
 
     def stage(self, base: str | None) -> InMemoryStage:
+        if base is not None and base not in self._index.generations:
+            raise StoreError(f"base index generation {base} does not exist")
         new_id = self._index.next_id()
         snap = (self._index.generations[base].copy(new_id, self._created) if base
                 else Snapshot(id=new_id, created=self._created))
@@ -190,10 +225,19 @@ class InMemoryGenerations(IndexGenerations):
         return stage
 
     def collect(self, keep: int, grace_seconds: float) -> list[str]:
-        ids = sorted(self._index.generations)
-        old = [i for i in ids[:-keep] if i != self._index.current_id] if keep else []
-        for i in old:
-            del self._index.generations[i]
+        """Like the product: an old generation goes once its successor is grace_seconds old."""
+        newest_first = sorted(self._index.generations, reverse=True)
+        now = time.monotonic()
+        old = []
+        for i, gen_id in enumerate(newest_first):
+            successor = self._index.generations[newest_first[i - 1]] if i else None
+            superseded = successor.published_at if successor else None
+            if (i < max(0, keep) or gen_id == self._index.current_id
+                    or superseded is None or now - superseded < max(0.0, grace_seconds)):
+                continue
+            old.append(gen_id)
+        for gen_id in old:
+            del self._index.generations[gen_id]
         return old
 
     def check_current(self) -> list[str]:

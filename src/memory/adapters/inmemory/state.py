@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
@@ -9,6 +10,7 @@ from contextlib import contextmanager
 from memory.domain.errors import RefreshBusy
 from memory.ports.clock import Clock
 from memory.ports.embedding_cache import EmbeddingCache
+from memory.ports.errors import StoreError
 from memory.ports.journal import FeedbackLog, RefreshHistory
 from memory.ports.lock import RefreshLock
 
@@ -29,12 +31,20 @@ class InMemoryLock(RefreshLock):
             self._lock.release()
 
 
+def _as_written(record: Mapping) -> dict:
+    """The record as a JSONL journal would read it back; StoreError where it could not."""
+    try:
+        return json.loads(json.dumps(dict(record), ensure_ascii=False))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"record is not JSON: {exc}") from exc
+
+
 class InMemoryFeedbackLog(FeedbackLog):
     def __init__(self):
         self.records: list[dict] = []
 
     def append(self, record: Mapping) -> None:
-        self.records.append(dict(record))
+        self.records.append(_as_written(record))
 
     def count(self) -> int:
         return len(self.records)
@@ -45,7 +55,7 @@ class InMemoryRefreshHistory(RefreshHistory):
         self.records: list[dict] = []
 
     def append(self, record: Mapping) -> None:
-        self.records.append(dict(record))
+        self.records.append(_as_written(record))
 
     def last(self) -> Mapping | None:
         return self.records[-1] if self.records else None

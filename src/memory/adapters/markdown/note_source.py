@@ -312,6 +312,7 @@ class MarkdownNoteSource(NoteSource):
             content_hash=digest, line_count=len(lines))
         chunks = chunk_lines(lines, memory_id=memory_id, path=rel, title=title,
                              date=date or created, window=self._window,
-                             overlap=self._overlap, body_start=body_start)
+                             overlap=self._overlap, body_start=body_start,
+                             ticket=note.ticket)
         return NoteDocument(note=note, chunks=chunks, lines=tuple(lines),
                             front_matter=_plain(data), warnings=tuple(warnings))

@@ -26,6 +26,7 @@ class SqliteEmbeddingCache(EmbeddingCache):
         self._busy_ms = int(busy_timeout_s * 1000)
         self._lock = threading.Lock()
         self._conn: apsw.Connection | None = None
+        self._file: tuple[int, int] | None = None  # (st_dev, st_ino) of the open file
 
     def get_many(self, model_id: str, hashes: Iterable[str]) -> dict[str, Sequence[float]]:
         wanted = list(dict.fromkeys(hashes))
@@ -60,16 +61,32 @@ class SqliteEmbeddingCache(EmbeddingCache):
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._close()
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self._file = None
 
     def _connection(self) -> apsw.Connection:
+        # A long-lived process (the MCP server) outlives a user deleting the state folder:
+        # the open connection would keep using the unlinked file, so nothing written would
+        # persist and every vector would look cached. Reopen when the file is not ours.
+        if self._conn is not None and self._identity() != self._file:
+            self._close()
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = open_shared(self.path, self._busy_ms)
             conn.execute("CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, "
                          "hash TEXT NOT NULL, vector BLOB NOT NULL, "
                          "PRIMARY KEY (model_id, hash)) WITHOUT ROWID")
-            self._conn = conn
+            self._conn, self._file = conn, self._identity()
         return self._conn
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino)

@@ -51,6 +51,11 @@ class SqliteIndex:
                 problems.append(str(exc))
             if pointer is not None and (self._view is None or self._view.id != pointer.id):
                 self._open_pointed(pointer, problems)
+            if pointer is None and self._view is not None and not self._view.path.exists():
+                # The state folder was deleted under a long-running process: the open file
+                # is gone for good, and refreshing must rebuild rather than stage from it.
+                self._view.close()
+                self._view = None
             if pointer is None and self._view is not None and not problems:
                 problems.append("index pointer CURRENT is missing")
             if self._view is None:
@@ -70,6 +75,10 @@ class SqliteIndex:
                     self._retire(view, f"index generation {view.id} failed while reading: {exc}")
                 raise StoreError(f"index read failed: {exc}") from exc
             except apsw.Error as exc:
+                # Some damage reads as a plain error (sqlite-vec: "blob read error"); a
+                # published file never changes, so a failing check means it is damaged.
+                if view is not None and self._quick_check(view.path) != "ok":
+                    self._retire(view, f"index generation {view.id} failed while reading: {exc}")
                 raise StoreError(f"index read failed: {exc}") from exc
 
     def check_current(self) -> list[str]:

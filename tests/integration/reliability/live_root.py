@@ -1,0 +1,195 @@
+"""A memory root on disk driven as people and agents drive it: CLI processes and `serve`.
+
+Shared by the reliability tests and `scripts/stress.py`; it knows the on-disk layout of
+derived state only to inspect it (pointers, staging folders), never to write it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp.client.stdio import StdioServerParameters
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+CLI_TIMEOUT_S = 300
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, **OFFLINE}
+
+
+class LiveRoot:
+    """A memory root folder, its `.ai-memory` state, and the commands that act on it."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.state = self.path / ".ai-memory"
+
+    @classmethod
+    def create(cls, path: Path, notes: dict[str, str]) -> LiveRoot:
+        root = cls(path)
+        root.path.mkdir(parents=True, exist_ok=True)
+        for rel, text in notes.items():
+            root.write(rel, text)
+        return root
+
+    def write(self, rel: str, text: str | bytes, atomic: bool = False) -> Path:
+        """Write a note in place (as most editors do) or by rename (never seen half-written)."""
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        if not atomic:
+            target.write_bytes(data)
+            return target
+        temp = target.with_name(f".{target.name}.tmp")
+        temp.write_bytes(data)
+        os.replace(temp, target)
+        return target
+
+    def read_lines(self, rel: str) -> list[str]:
+        return (self.path / rel).read_text(encoding="utf-8").split("\n")
+
+    # -- commands ----------------------------------------------------------------------
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "memory", *args, "--root", str(self.path)]
+
+    def cli(self, *args: str, timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(*args), capture_output=True, text=True,
+                              timeout=timeout, env=child_env())
+
+    def cli_json(self, *args: str, ok_codes=(0,)) -> dict:
+        done = self.cli(*args, "--json")
+        assert done.returncode in ok_codes, (args, done.returncode, done.stderr[-3000:])
+        return json.loads(done.stdout)
+
+    def refresh(self, mode: str = "index", force: bool = False, ok_codes=(0,)) -> dict:
+        """Run `refresh` in its own process, as the CLI or a second agent would."""
+        extra = ("--force",) if force else ()
+        return self.cli_json("refresh", "--mode", mode, *extra, ok_codes=ok_codes)
+
+    def spawn_refresh(self, mode: str = "index", force: bool = False) -> subprocess.Popen:
+        extra = ["--force"] if force else []
+        return subprocess.Popen(self.command("refresh", "--mode", mode, *extra),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=child_env())
+
+    def server_params(self) -> StdioServerParameters:
+        command, *args = self.command("serve", "--no-watch")
+        return StdioServerParameters(command=command, args=args, env=child_env(),
+                                     cwd=str(self.path.parent))
+
+    def service(self, embedder=None):
+        """The real MemoryService in this process, as a one-shot CLI builds it; pass a
+        loaded embedder to share the model between services (it holds no index state)."""
+        from dependency_injector import providers
+
+        from memory.entrypoints.container import build
+        from memory.entrypoints.settings import Settings
+        app = build(Settings.resolve(str(self.path), watch=False))
+        if embedder is not None:
+            app.gateways.embedder.override(providers.Object(embedder))
+        return app.use_cases.service()
+
+    # -- derived state, read only ------------------------------------------------------
+
+    def index_problems(self) -> list[str]:
+        """Why the generation CURRENT names is not a complete, validated one (empty if it is)."""
+        from memory.adapters.sqlite.connection import open_published
+        from memory.adapters.sqlite.schema import read_meta
+        pointer = self.index_pointer()
+        if pointer is None:
+            return ["index/CURRENT is missing"]
+        path = self.index_file(pointer["id"])
+        if pointer.get("file") != path.name or not path.is_file():
+            return [f"index/CURRENT names {pointer.get('file')!r}, not an existing generation"]
+        conn = open_published(path)
+        try:
+            integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+            meta = read_meta(conn)
+            notes, manifest = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                               for t in ("notes", "manifest"))
+        finally:
+            conn.close()
+        problems = [] if integrity == ["ok"] else [f"integrity: {integrity[:3]}"]
+        if meta.get("id") != pointer["id"] or not meta.get("validation", {}).get("ok"):
+            problems.append(f"meta of {path.name} is not a validated generation: {meta}")
+        if not notes == manifest == meta.get("notes"):
+            problems.append(f"{notes} notes, {manifest} manifest entries, meta says {meta}")
+        return problems
+
+    def graph_problems(self) -> list[str]:
+        """Why the graph CURRENT names is not a complete graph (empty if it is)."""
+        from memory.adapters.graphify.layout import read_graph_data
+        pointer = self.graph_pointer()
+        if pointer is None:
+            return ["graph/CURRENT is missing"]
+        try:
+            data = read_graph_data(self.graph_file(pointer["id"]))
+        except (OSError, ValueError) as exc:
+            return [f"graph generation {pointer['id']} is unreadable: {exc}"]
+        pages = {n["memory_id"] for n in data["nodes"]
+                 if n.get("node_kind") == "page" and n.get("memory_id")}
+        if len(pages) != pointer.get("notes"):
+            return [f"graph {pointer['id']} has {len(pages)} note pages, CURRENT says "
+                    f"{pointer.get('notes')}"]
+        return []
+
+    def index_pointer(self) -> dict | None:
+        return _json_or_none(self.state / "index" / "CURRENT")
+
+    def graph_pointer(self) -> dict | None:
+        return _json_or_none(self.state / "graph" / "CURRENT")
+
+    def index_file(self, gen_id: str) -> Path:
+        return self.state / "index" / f"gen-{gen_id}.sqlite"
+
+    def graph_file(self, gen_id: str) -> Path:
+        return self.state / "graph" / f"gen-{gen_id}" / "graph.json"
+
+    def index_generations(self) -> list[str]:
+        folder = self.state / "index"
+        return sorted(p.name[4:-7] for p in folder.glob("gen-*.sqlite")) if folder.is_dir() else []
+
+    def graph_generations(self) -> list[str]:
+        folder = self.state / "graph"
+        return sorted(p.name[4:] for p in folder.glob("gen-*") if p.is_dir()) \
+            if folder.is_dir() else []
+
+    def leftovers(self) -> list[Path]:
+        """Staging entries and pointer temp files: what a crashed refresh leaves behind."""
+        found: list[Path] = []
+        for folder in (self.state / "index" / "staging", self.state / "graph" / "staging"):
+            if folder.is_dir():
+                found += sorted(folder.iterdir())
+        for folder in (self.state / "index", self.state / "graph"):
+            if folder.is_dir():
+                found += sorted(folder.glob(".CURRENT.*"))
+        return found
+
+    def age_leftovers(self, seconds: float) -> None:
+        """Make crash leftovers look `seconds` old, as if the collection grace had passed."""
+        for path in self.leftovers():
+            for inner in [path, *(path.rglob("*") if path.is_dir() else ())]:
+                try:
+                    st = inner.stat()
+                    os.utime(inner, (st.st_atime - seconds, st.st_mtime - seconds))
+                except FileNotFoundError:
+                    pass
+
+
+def _json_or_none(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def warm_model(base: Path) -> None:
+    """Refresh a throwaway root once, so the embedding model is exported (about 10 s, once
+    per machine) before tests start several processes that would all want it."""
+    LiveRoot.create(base / "warm", {"Decisions/Warm.md": "# Warm\n\nwarm up\n"}).refresh()

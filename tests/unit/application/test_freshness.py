@@ -1,0 +1,328 @@
+"""Read-your-writes on in-memory adapters: what a search does about edits the index lacks."""
+
+import threading
+import time
+
+import pytest
+
+from builders import World, edit, make_doc
+
+from memory.adapters.inmemory import InMemoryChangeFeed, InMemoryNoteSource, InMemoryRefreshHistory
+from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
+from memory.application.indexer import Indexer, RefreshPolicy
+from memory.application.service import MemoryService
+
+
+class CountingSource(InMemoryNoteSource):
+    """Counts directory scans: the hot path must not scan when a watcher is on."""
+
+    def __init__(self, docs):
+        super().__init__(docs)
+        self.scans = 0
+
+    def scan(self):
+        self.scans += 1
+        return super().scan()
+
+
+class Ticking:
+    """A clock tests move by hand (monotonic) that still reads like the fixed one."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def now_iso(self):
+        return "2026-01-15T12:00:00+00:00"
+
+    def monotonic(self):
+        return self.now
+
+
+class RealTime(Ticking):
+    def monotonic(self):
+        return time.monotonic()
+
+
+def docs():
+    return [make_doc(f"Decisions/D{i}.md", f"# D{i}\n\nDecision {i} about topic{i}.\n")
+            for i in range(4)]
+
+
+class Fresh:
+    """A World whose service asks a FreshnessPolicy before each search."""
+
+    def __init__(self, *, watch: bool, clock=None, config: FreshnessConfig | None = None,
+                 lock_timeout_s: float = 3.0):
+        self.world = w = World()
+        w.source = CountingSource(docs())
+        self.clock = clock or Ticking()
+        self.feed = InMemoryChangeFeed() if watch else None
+        self.indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, self.clock,
+                               w.history, policy=RefreshPolicy(lock_timeout_s=lock_timeout_s))
+        self.policy = FreshnessPolicy(source=w.source, index=w.generations, indexer=self.indexer,
+                                      embedder=w.embedder, clock=self.clock, feed=self.feed,
+                                      config=config)
+        w.indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, self.clock,
+                            w.history)
+        self.service = MemoryService(
+            engine=w.engine, indexer=w.indexer, source=w.source, chunks=w.chunks,
+            index=w.generations, graph=None, graphs=None, embedder=w.embedder,
+            feedback=w.feedback, history=w.history, clock=self.clock,
+            before_search=self.policy.before_search)
+        self.service.refresh("index")
+
+    def write(self, path: str, body: str) -> None:
+        source = self.world.source
+        try:
+            source.put(edit(source.load(path), body))
+        except Exception:  # noqa: BLE001 - a new note
+            source.put(make_doc(path, body))
+
+    def records(self) -> int:
+        return len(self.world.history.records)
+
+
+def top_path(packet) -> str | None:
+    return packet.items[0].path if packet.items else None
+
+
+# -- with a watcher --------------------------------------------------------------------------
+
+def test_a_quiet_watched_root_costs_a_search_no_scan():
+    f = Fresh(watch=True)
+    f.policy.start()
+    scans = f.world.source.scans
+    for _ in range(5):
+        assert f.service.search("topic1").freshness == "current"
+    assert f.world.source.scans == scans
+
+
+def test_a_reported_burst_is_indexed_by_the_watcher_before_anyone_searches():
+    f = Fresh(watch=True)
+    f.policy.start()
+    f.write("Decisions/D1.md", "# D1\n\nDecision one now says quokka.\n")
+    before = f.records()
+    f.feed.emit(["Decisions/D1.md"])
+    assert f.records() == before + 1
+    packet = f.service.search("quokka")
+    assert packet.freshness == "current"
+    assert top_path(packet) == "Decisions/D1.md"
+
+
+def test_a_burst_still_settling_is_indexed_before_the_search():
+    f = Fresh(watch=True)
+    f.policy.start()
+    f.write("Decisions/New.md", "# New\n\nThe zanzibar rollout plan.\n")
+    f.feed.settling_now = True
+    packet = f.service.search("zanzibar rollout")
+    assert packet.freshness == "refreshed-before-search"
+    assert top_path(packet) == "Decisions/New.md"
+    # the burst reported afterwards finds nothing left to do: no second refresh
+    records = f.records()
+    f.feed.settling_now = False
+    f.feed.emit(["Decisions/New.md"])
+    assert f.records() == records
+
+
+def test_starting_to_watch_indexes_edits_made_while_nobody_watched():
+    f = Fresh(watch=True)
+    f.write("Decisions/D2.md", "# D2\n\nDecision two now says wombat.\n")
+    f.policy.start()
+    assert f.feed.started
+    assert top_path(f.service.search("wombat")) == "Decisions/D2.md"
+
+
+def test_stop_stops_the_feed_and_later_bursts_are_ignored():
+    f = Fresh(watch=True)
+    f.policy.start()
+    f.policy.stop()
+    assert f.feed.stopped and not f.policy.watching
+
+
+def test_a_second_server_finds_nothing_left_to_refresh():
+    first = Fresh(watch=True)
+    w = first.world
+    second = FreshnessPolicy(
+        source=w.source, index=w.generations, embedder=w.embedder, clock=first.clock,
+        indexer=Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, first.clock,
+                        w.history), feed=InMemoryChangeFeed())
+    first.policy.start()
+    second.start()
+    first.write("Decisions/D3.md", "# D3\n\nDecision three now says okapi.\n")
+    before = first.records()
+    first.feed.emit(["Decisions/D3.md"])
+    second._feed.emit(["Decisions/D3.md"])
+    assert first.records() == before + 1  # one refresh for two servers
+
+
+# -- without a watcher -----------------------------------------------------------------------
+
+def test_without_a_watcher_a_search_scans_at_most_once_a_second():
+    f = Fresh(watch=False)
+    assert f.service.search("topic1").freshness == "current"
+    f.write("Decisions/D1.md", "# D1\n\nDecision one now says capybara.\n")
+    scans = f.world.source.scans
+    assert f.service.search("capybara").freshness == "current"  # checked 0 s ago
+    assert f.world.source.scans == scans
+    f.clock.now += 1.5
+    packet = f.service.search("capybara")
+    assert packet.freshness == "refreshed-before-search"
+    assert top_path(packet) == "Decisions/D1.md"
+    assert f.service.search("capybara").freshness == "current"
+    f.clock.now += 1.5
+    assert f.service.search("capybara").freshness == "current"
+
+
+def test_too_many_changes_are_not_indexed_in_the_search_path():
+    f = Fresh(watch=False, config=FreshnessConfig(max_search_files=2))
+    for i in range(3):
+        f.write(f"Decisions/Bulk{i}.md", f"# Bulk {i}\n\nbulk note {i}\n")
+    f.clock.now += 2
+    before = f.records()
+    packet = f.service.search("bulk note")
+    assert packet.freshness == "stale"
+    assert any("3 notes changed" in w and "memory_refresh" in w for w in packet.warnings)
+    assert f.records() == before
+
+
+def test_a_loading_model_leaves_the_edit_for_later_and_says_so():
+    f = Fresh(watch=False)
+    f.write("Decisions/D0.md", "# D0\n\nchanged while loading\n")
+    f.world.embedder._state = "loading"
+    f.clock.now += 2
+    packet = f.service.search("changed while loading")
+    assert packet.freshness == "stale"
+    assert any("embedding model" in w for w in packet.warnings)
+
+
+class OtherProcess:
+    """Holds the refresh lock from another thread, as a second server would."""
+
+    def __init__(self, lock):
+        self._lock, self._held, self._release = lock, threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._run)
+
+    def _run(self):
+        with self._lock.hold(1.0):
+            self._held.set()
+            self._release.wait(10)
+
+    def __enter__(self):
+        self._thread.start()
+        self._held.wait(5)
+        return self
+
+    def __exit__(self, *exc):
+        self._release.set()
+        self._thread.join()
+
+
+def test_another_process_holding_the_lock_gives_a_stale_packet_within_budget():
+    f = Fresh(watch=False, clock=RealTime(), lock_timeout_s=0.05,
+              config=FreshnessConfig(search_budget_s=0.3, check_interval_s=0.0,
+                                     stale_retry_s=0.0))
+    f.write("Decisions/D0.md", "# D0\n\nchanged under a held lock\n")
+    with OtherProcess(f.world.lock):
+        started = time.monotonic()
+        packet = f.service.search("held lock")
+        assert time.monotonic() - started < 2.0
+    assert packet.freshness == "stale"
+    assert any("not indexed yet" in w for w in packet.warnings)
+    assert f.service.search("held lock").freshness == "refreshed-before-search"
+
+
+def test_a_stale_verdict_is_reused_for_a_while_instead_of_waiting_again():
+    f = Fresh(watch=False, clock=RealTime(), lock_timeout_s=0.05,
+              config=FreshnessConfig(search_budget_s=0.3, check_interval_s=0.0,
+                                     stale_retry_s=60.0))
+    f.write("Decisions/D0.md", "# D0\n\nchanged under a held lock\n")
+    with OtherProcess(f.world.lock):
+        assert f.service.search("held lock").freshness == "stale"
+        started = time.monotonic()
+        packet = f.service.search("held lock")
+        assert time.monotonic() - started < 0.2
+    assert packet.freshness == "stale" and packet.warnings
+
+
+def test_the_watcher_retries_while_another_process_holds_the_lock():
+    f = Fresh(watch=True, clock=RealTime(), lock_timeout_s=0.05,
+              config=FreshnessConfig(search_budget_s=0.2, background_pause_s=0.05))
+    f.policy.start()
+    f.write("Decisions/D0.md", "# D0\n\nthe pangolin protocol\n")
+    with OtherProcess(f.world.lock):
+        burst = threading.Thread(target=f.feed.emit, args=(["Decisions/D0.md"],))
+        burst.start()
+        time.sleep(0.5)
+        assert burst.is_alive()  # still retrying, between tries it holds nothing
+    burst.join(10)
+    assert not burst.is_alive()
+    packet = f.service.search("pangolin protocol")
+    assert packet.freshness == "current" and top_path(packet) == "Decisions/D0.md"
+
+
+def test_an_unreadable_file_is_not_refreshed_again_and_again():
+    f = Fresh(watch=False)
+    f.world.source.unreadable["Decisions/Broken.md"] = "not valid UTF-8"
+    f.clock.now += 2
+    f.service.search("anything")
+    records = f.records()
+    for _ in range(3):
+        f.clock.now += 2
+        assert f.service.search("anything").freshness == "current"
+    assert f.records() == records
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_a_deleted_note_disappears_from_results(watch):
+    f = Fresh(watch=watch)
+    f.policy.start()
+    f.world.source.delete("Decisions/D2.md")
+    if watch:
+        f.feed.emit(["Decisions/D2.md"])
+    f.clock.now += 2
+    packet = f.service.search("topic2")
+    assert "Decisions/D2.md" not in [i.path for i in packet.items]
+
+
+def test_the_servers_own_refreshes_are_recorded_only_when_they_changed_something():
+    history = InMemoryRefreshHistory()
+    own = ChangesOnlyHistory(history)
+    own.append({"stages": [{"stage": "index", "outcome": "unchanged"}]})
+    assert history.records == [] and own.last() is None
+    own.append({"stages": [{"stage": "index", "outcome": "published"}]})
+    own.append({"stages": [{"stage": "index", "outcome": "kept-last-good"}]})
+    assert len(history.records) == 2
+
+
+def test_a_refresh_that_keeps_the_last_good_index_is_reported_and_not_retried_each_search():
+    f = Fresh(watch=False)
+    generations = f.world.generations
+    original = generations.stage
+
+    def corrupt(base):
+        stage = original(base)
+        stage._snap.corrupt = True
+        return stage
+
+    generations.stage = corrupt
+    f.write("Decisions/D1.md", "# D1\n\nan edit validation rejects\n")
+    f.clock.now += 2
+    packet = f.service.search("validation rejects")
+    assert packet.freshness == "stale"
+    assert any("kept the last good index" in w for w in packet.warnings)
+    records = f.records()
+    f.clock.now += 10
+    f.service.search("validation rejects")
+    assert f.records() == records
+
+
+def test_when_watching_breaks_down_searches_check_the_root_themselves():
+    f = Fresh(watch=True)
+    f.policy.start()
+    f.feed.failed = True
+    assert not f.policy.watching
+    f.write("Decisions/D1.md", "# D1\n\nDecision one now says axolotl.\n")
+    f.clock.now += 2
+    packet = f.service.search("axolotl")
+    assert packet.freshness == "refreshed-before-search"
+    assert top_path(packet) == "Decisions/D1.md"
