@@ -15,9 +15,9 @@ PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("aws-secret-key", re.compile(
         r"(?i)(?:aws_?secret_?access_?key|secret_?access_?key)\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9/+=]{40})")),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
-    ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}\b")),
+    ("slack-token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}(?![\w-])")),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![\w-])")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}(?![\w-])")),
     ("bearer-token", re.compile(r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9_\-.=+/]{16,})")),
     # A scheme starts where a run of scheme characters starts, and is short: unanchored, a
     # long line of letters made this quadratic (minutes for one pasted megabyte).
