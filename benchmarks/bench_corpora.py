@@ -22,7 +22,6 @@ from pathlib import Path
 from dependency_injector import providers
 
 import memory
-
 from memory.adapters.inmemory import (DeterministicEmbedder, FixedClock, InMemoryChunkStore,
                                       InMemoryEmbeddingCache, InMemoryGenerations, InMemoryIndex,
                                       InMemoryLock, InMemoryRefreshHistory)
