@@ -15,7 +15,7 @@ from memory.domain.evidence import EvidencePacket, Generation
 from memory.domain.notes import Note
 from memory.domain.refresh import RefreshReport, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
-from memory.domain.secrets import redact_lines, redact_text
+from memory.domain.secrets import redact_data, redact_lines, redact_text
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -78,7 +78,7 @@ class MemoryService:
         return {
             "memory_id": note.memory_id, "path": note.path, "title": redact_text(note.title),
             "status": note.effective_status.value, "content_hash": note.content_hash,
-            "front_matter": doc.front_matter, "line_count": total,
+            "front_matter": redact_data(doc.front_matter), "line_count": total,
             "start_line": first, "end_line": last,
             "lines": [{"line": i, "text": clean[i - 1]} for i in range(first, last + 1)],
             "redacted_lines": sorted({f.line for f in findings if first <= f.line <= last}),
@@ -93,7 +93,7 @@ class MemoryService:
         found = graph.neighbors(note.memory_id, depth)
         return {"memory_id": note.memory_id, "path": note.path, "depth": depth,
                 "graph_generation": graph.current().id,
-                "neighbors": [n.as_dict() for n in found]}
+                "neighbors": [redact_data(n.as_dict()) for n in found]}
 
     def path(self, source, target) -> dict:
         a = self._resolve_note(clean_text(source, "source", MAX_NAME_CHARS))
@@ -104,7 +104,7 @@ class MemoryService:
                 "target": {"memory_id": b.memory_id, "path": b.path},
                 "graph_generation": graph.current().id,
                 "connected": found is not None,
-                "path": found.as_dict() if found else None}
+                "path": redact_data(found.as_dict()) if found else None}
 
     def explain(self, query, identity=None, **filters) -> dict:
         request = SearchRequest.parse(query, **filters)

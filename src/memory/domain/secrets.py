@@ -84,3 +84,26 @@ def key_block_open_at(lines: Sequence[str], line: int) -> int | None:
 
 def redact_text(text: str) -> str:
     return "\n".join(redact_lines(text.split("\n"))[0])
+
+
+def redact_data(value, name: str = ""):
+    """Parsed front matter with secret-shaped values replaced by the marker.
+
+    A value is judged alone and under its key, as its line reads (`password: hunter22`):
+    YAML hands back the value without the name that makes it a secret.
+    """
+    if isinstance(value, dict):
+        return {key: redact_data(item, str(key)) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(item, name) for item in value]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return value
+    text = str(value)
+    clean = redact_text(text)
+    if clean != text:
+        return clean
+    if name and "\n" not in text:
+        _, kinds = _redact_line(f"{name}: {text}")
+        if kinds:
+            return MARKER.format(kind=kinds[0])
+    return value

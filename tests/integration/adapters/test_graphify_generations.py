@@ -13,6 +13,7 @@ import pytest
 from networkx.readwrite import json_graph
 
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.graphify.worker import MEMORY_ENV
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphGenerations, GraphStage
@@ -253,3 +254,33 @@ def test_a_build_past_its_timeout_fails_cleanly(tmp_path):
         gens.build(documents(root))
     assert list((state / "graph" / "staging").iterdir()) == []
     assert not (state / "graph" / "CURRENT").exists()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="address-space limits are POSIX")
+def test_a_build_over_its_memory_cap_fails_cleanly(tmp_path, monkeypatch):
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    monkeypatch.setenv(MEMORY_ENV, "48")  # too little to even import Graphify
+    gens = GraphifyGenerations(root, state)
+    with pytest.raises(StoreError, match="graph build failed"):
+        gens.build(documents(root))
+    assert list((state / "graph" / "staging").iterdir()) == []
+    assert (state / "graph" / "last-failed-build.log").read_text("utf-8").strip()
+
+
+def test_front_matter_with_yaml_aliases_is_kept_from_graphify(tmp_path):
+    """Graphify expands YAML aliases; a few hundred bytes of them are gigabytes. The note
+    keeps its page node and the edges we derive, without Graphify reading it."""
+    rows = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    rows += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]"
+             for i in range(8)]
+    root = write_vault(tmp_path / "root")
+    (root / "Decisions" / "bomb.md").write_text(
+        "---\nmemory_id: bomb\n" + "\n".join(rows) + "\n---\n# Bomb\nSee [[retry-policy]].\n",
+        encoding="utf-8")
+    gens = GraphifyGenerations(root, tmp_path / "state")
+    info = gens.build(documents(root)).publish()
+    data = graph_data(tmp_path / "state", info.id)
+    page = [n for n in data["nodes"] if n.get("path") == "Decisions/bomb.md"]
+    assert page and page[0]["node_kind"] == "page"
+    assert any(e["source"] == page[0]["id"] and e["relation"] == "references"
+               for e in data["links"]), "the note's links still become edges"

@@ -1,7 +1,7 @@
 """A memory root on disk driven as people and agents drive it: CLI processes and `serve`.
 
-Shared by the reliability tests and `scripts/stress.py`; it knows the on-disk layout of
-derived state only to inspect it (pointers, staging folders), never to write it.
+The reliability tests share it. It knows the layout of derived state only to inspect it
+(pointers, generations, staging) and to make crash leftovers look old.
 """
 
 from __future__ import annotations
@@ -10,8 +10,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import anyio.from_thread
+from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -187,6 +191,16 @@ def _json_or_none(path: Path) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+
+
+@contextmanager
+def mcp_caller(service) -> Iterator[Callable]:
+    """call(tool, arguments) -> CallToolResult, synchronously, over the SDK's in-memory
+    transport to the real server built around `service` (for hypothesis' plain examples)."""
+    from memory.entrypoints.mcp_server import build_server
+    with anyio.from_thread.start_blocking_portal("asyncio") as portal:
+        with portal.wrap_async_context_manager(Client(build_server(lambda: service))) as client:
+            yield lambda name, arguments: portal.call(client.call_tool, name, arguments)
 
 
 def warm_model(base: Path) -> None:

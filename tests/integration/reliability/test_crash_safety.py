@@ -46,7 +46,7 @@ def duration(root: LiveRoot, mode: str) -> float:
     return time.perf_counter() - started
 
 
-def kill(process: psutil.Popen | object, pid: int) -> list[psutil.Process]:
+def kill(pid: int) -> list[psutil.Process]:
     """SIGKILL the refresh alone, as the OOM killer would; return its descendants then."""
     try:
         family = psutil.Process(pid).children(recursive=True)
@@ -83,22 +83,25 @@ def assert_serving(root: LiveRoot, service, query: str) -> None:
 
 @pytest.mark.slow
 def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
-        tmp_path, warm, record_property):
+        tmp_path, embedder, record_property):
     root = LiveRoot.create(tmp_path / "memory", NOTES)
     root.refresh("full")
     spans = {mode: duration(root, mode) for mode in ("index", "full")}
-    service = root.service()
+    service = root.service(embedder)
     rng = random.Random(SEED)
     seen: Counter = Counter()
     orphans: list[str] = []
     for trial in range(TRIALS):
         mode = ("index", "full")[trial % 2]
         edit(root, trial)
+        before = root.index_pointer()["id"]
         process = root.spawn_refresh(mode, force=rng.random() < 0.25)
         time.sleep(rng.uniform(0.02, 1.05) * spans[mode])
-        family = kill(process, process.pid)
+        family = kill(process.pid)
         code = process.wait()
         seen["killed" if code == -signal.SIGKILL else "finished before the kill"] += 1
+        seen["killed after publishing"] += code == -signal.SIGKILL \
+            and root.index_pointer()["id"] != before
         seen["left staging or temp files"] += bool(root.leftovers())
         assert_serving(root, service, "vault rotates keys")
         with FileRefreshLock(root.state).hold(0.0):  # the dead holder's lock is free at once
@@ -133,7 +136,7 @@ def test_a_graph_build_ends_with_the_refresh_that_started_it(tmp_path, warm):
                 worker = child
         time.sleep(0.02)
     assert worker is not None, "the graph build never started"
-    family = kill(process, process.pid) + [worker]
+    family = kill(process.pid) + [worker]
     process.wait()
     _, alive = psutil.wait_procs(family, timeout=ORPHAN_GRACE_S)
     assert alive == []

@@ -19,6 +19,9 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "torch", "onnx")
 NOT_LOADED, LOADING, READY = "not-loaded", "loading", "ready"
+# WordPiece turns a word of over 100 characters into one unknown token, so this many
+# characters per token is more than the kept tokens can span in any ordinary text.
+CHARS_PER_TOKEN_BOUND = 128
 
 
 def onnx_installed() -> bool:
@@ -88,7 +91,7 @@ class SentenceTransformerEmbedder(Embedder):
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 384) float32; batches hold texts of similar length, order is kept."""
-        texts = list(texts)
+        texts = [self._bounded(t) for t in texts]
         encoder = self._ready_encoder()
         out = np.empty((len(texts), pm.DIMENSION), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
@@ -98,7 +101,12 @@ class SentenceTransformerEmbedder(Embedder):
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode(self._ready_encoder(), [text])[0]
+        return self._encode(self._ready_encoder(), [self._bounded(text)])[0]
+
+    def _bounded(self, text: str) -> str:
+        """The text cut where no kept token can start: the model reads max_seq_length
+        tokens, but the tokenizer would first split all of it (1.2 GB for one 2 MB line)."""
+        return text[: self._max_seq_length * CHARS_PER_TOKEN_BOUND]
 
     def _encode(self, encoder, batch: list[str]) -> np.ndarray:
         # One batch per lock hold, so a query can slip in between the batches of a build.

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
                                              new_generation_id, read_graph_data, utc_now_iso)
-from memory.adapters.graphify.request import encode_request
-from memory.adapters.graphify.worker import PARENT_ENV
+from memory.adapters.graphify.request import PARENT_ENV, encode_request
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
 from memory.ports.errors import StoreError

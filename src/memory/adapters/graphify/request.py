@@ -10,6 +10,7 @@ import cattrs
 from memory.domain.notes import Note, NoteDocument
 
 _converter = cattrs.Converter()
+PARENT_ENV = "AI_MEMORY_GRAPH_PARENT"  # pid of the refresh that waits for the build
 
 
 def encode_request(root: Path, documents: Sequence[NoteDocument], cache_dir: Path,

@@ -16,10 +16,16 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory.adapters.graphify.request import decode_documents
+import yaml
+
+from memory.adapters.graphify.request import PARENT_ENV, decode_documents
+from memory.domain.chunking import split_front_matter
+from memory.domain.notes import NoteDocument
 
 _GRAPHIFY_SUFFIXES = (".md", ".mdx", ".qmd")
-PARENT_ENV = "AI_MEMORY_GRAPH_PARENT"  # pid of the refresh that waits for this build
+MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of the build, 0 for no cap
+_DEFAULT_MEMORY_MB = 4096
+_MAX_FRONT_MATTER_CHARS = 64_000  # what MarkdownNoteSource reads as front matter at most
 
 
 def run(request: dict) -> dict:
@@ -34,7 +40,7 @@ def run(request: dict) -> dict:
     documents = decode_documents(request)
     files = sorted({root / d.note.path for d in documents
                     if d.note.path.lower().endswith(_GRAPHIFY_SUFFIXES)
-                    and (root / d.note.path).is_file()})
+                    and (root / d.note.path).is_file() and _safe_for_graphify(d)})
     extraction = extract(files, cache_root=Path(request["cache_dir"]), root=root)
     dangling = _separate_collisions(extraction)  # Graphify's build drops these
     graph = build_from_json(extraction, directed=True, root=root)
@@ -45,6 +51,24 @@ def run(request: dict) -> dict:
     if not to_json(graph, {}, request["output"], force=True):
         raise RuntimeError(f"graphify refused to write {request['output']}")
     return stats
+
+
+def _safe_for_graphify(doc: NoteDocument) -> bool:
+    """False for a note whose front matter Graphify must not parse.
+
+    Graphify reads front matter with yaml.safe_load, which expands aliases: a few hundred
+    bytes of nested aliases become gigabytes and minutes (a "billion laughs"). Such a note
+    keeps the page node, relations and links NoteEdges gives every note.
+    """
+    front, _ = split_front_matter("\n".join(doc.lines))
+    if front is None:
+        return True
+    if len(front) > _MAX_FRONT_MATTER_CHARS:
+        return False
+    try:
+        return not any(isinstance(token, yaml.AliasToken) for token in yaml.scan(front))
+    except yaml.YAMLError:
+        return True  # Graphify falls back to a bounded line parser on invalid YAML
 
 
 def _separate_collisions(extraction: dict) -> int:
@@ -94,6 +118,19 @@ def _end_with_parent(parent: int, every_s: float = 0.25) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+def _cap_memory(megabytes: int) -> None:
+    """Bound the build's address space: a note nobody foresaw fails this graph build (the
+    refresh keeps the last good graph and says why) instead of exhausting the machine."""
+    import resource
+    if megabytes <= 0:
+        return
+    limit = megabytes * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1:
@@ -102,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     request = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     if os.name == "posix":  # Windows keeps a dead parent's pid, and venvs add a launcher
         _end_with_parent(int(os.environ.get(PARENT_ENV) or os.getppid()))
+        _cap_memory(int(os.environ.get(MEMORY_ENV) or _DEFAULT_MEMORY_MB))
     stats = run(request)
     summary = {k: v for k, v in stats.items() if k != "unresolved_examples"}
     print(json.dumps(summary), file=sys.stderr)
