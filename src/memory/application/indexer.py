@@ -79,8 +79,13 @@ class Indexer:
             warnings.append(f"index rebuilt from the notes: {damaged[0]}")
         semantic = self._semantic_ready(warnings)
         model_id = self._embedder.model_id if semantic else None
+        chunking = self._source.chunking
+        rechunk = current is not None and not damaged and current.chunking != chunking
+        if rechunk and not full:
+            warnings.append(f"index rebuilt from the notes: chunking changed "
+                            f"({current.chunking or 'unrecorded'} -> {chunking})")
         reusable = current is not None and not full and current.model_id == model_id \
-            and not damaged
+            and not damaged and not rechunk
         previous = dict(current.manifest) if reusable else {}
         scan = self._source.scan()
         warnings.extend(scan.warnings)
@@ -109,7 +114,7 @@ class Indexer:
                     reason="; ".join(f"{c.name}: {c.detail}" for c in validation.failures),
                     seconds=self._clock.monotonic() - started)
             info = stage.publish(model_id, self._embedder.dimension if semantic else None,
-                                 validation.as_dict())
+                                 validation.as_dict(), chunking)
         except BaseException:
             stage.discard()
             raise

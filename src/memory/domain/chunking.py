@@ -26,6 +26,10 @@ FRONT_MATTER_TITLE = re.compile(r"^title\s*:")
 ATTACHMENTS = frozenset(".png .jpg .jpeg .gif .svg .webp .bmp .pdf .mp3 .mp4 .webm .wav .ogg "
                         ".mov .canvas .excalidraw .zip".split())
 
+# Bump whenever chunk boundaries, chunk context or the indexed text change: an index whose
+# generation records another version is rebuilt from the notes by the next refresh.
+CHUNKING_VERSION = 2
+
 CROSS_CUTTING = {
     "decisions": ScopeKind.DECISION, "tools": ScopeKind.TOOL, "workflows": ScopeKind.REFERENCE,
     "references": ScopeKind.REFERENCE, "people": ScopeKind.PERSON, "areas": ScopeKind.AREA,

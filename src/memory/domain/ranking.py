@@ -8,7 +8,7 @@ from attrs import evolve, frozen
 
 from memory.domain.fusion import RRF_K
 from memory.domain.notes import Chunk, Note, Status
-from memory.domain.text import QueryFeatures, contains_exact
+from memory.domain.text import QueryFeatures, contains_exact, title_terms
 
 # One bonus unit is what being ranked first in one more list is worth under RRF.
 UNIT = 1.0 / (RRF_K + 1)
@@ -80,7 +80,7 @@ def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None
         c = c.with_bonus(p.ticket * UNIT, f"ticket:{c.note.ticket}")
     elif any(contains_exact(text, t) for t in tickets):
         c = c.with_bonus(p.ticket_mention * UNIT, "ticket-mention")
-    if f.terms and set(f.terms) <= set(QueryFeatures.of(c.note.title).terms):
+    if f.terms and set(f.terms) <= title_terms(c.note.title):
         c = c.with_bonus(p.title * UNIT, "title")
     status = c.note.effective_status
     if status is Status.SUPERSEDED:

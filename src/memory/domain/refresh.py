@@ -84,6 +84,7 @@ class GenerationInfo:
     model_id: str | None = None
     dimension: int | None = None
     schema_version: int = 0
+    chunking: str | None = None  # how the notes were chunked (NoteSource.chunking)
     nodes: int = 0
     edges: int = 0
     manifest: Mapping[str, ManifestEntry] = field(factory=dict, repr=False, eq=False)
@@ -92,6 +93,7 @@ class GenerationInfo:
         return {"id": self.id, "created": self.created, "notes": self.notes,
                 "chunks": self.chunks, "vectors": self.vectors, "model_id": self.model_id,
                 "dimension": self.dimension, "schema_version": self.schema_version,
+                "chunking": self.chunking,
                 "nodes": self.nodes, "edges": self.edges}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from attrs import frozen
 
@@ -77,13 +78,24 @@ class QueryFeatures:
 
     def matched_terms(self, text: str) -> tuple[str, ...]:
         """Query terms present in text, allowing simple inflections (retry ~ retries)."""
-        present = set(words(text))
-        return tuple(t for t in self.terms if t in present or _inflected(t, present))
+        return _matched(self.terms, text or "")
 
     def coverage(self, text: str) -> float:
         if not self.terms:
             return 0.0
         return len(self.matched_terms(text)) / len(self.terms)
+
+
+@lru_cache(maxsize=4096)  # one search judges the same chunk texts in several steps
+def _matched(terms: tuple[str, ...], text: str) -> tuple[str, ...]:
+    present = set(words(text))
+    return tuple(t for t in terms if t in present or _inflected(t, present))
+
+
+@lru_cache(maxsize=1024)
+def title_terms(title: str) -> frozenset[str]:
+    """The content terms of a note title, as a set."""
+    return frozenset(content_terms(title))
 
 
 def _inflected(term: str, present: set[str]) -> bool:

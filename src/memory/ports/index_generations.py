@@ -49,7 +49,7 @@ class IndexStage(Protocol):
         """Chunk ids found for text lexically and for vector semantically (self-check)."""
 
     def publish(self, model_id: str | None, dimension: int | None,
-                validation: Mapping) -> GenerationInfo:
+                validation: Mapping, chunking: str | None = None) -> GenerationInfo:
         """Seal the stage and make it current by atomic pointer replacement."""
 
     def discard(self) -> None:

@@ -14,6 +14,11 @@ class NoteSource(Protocol):
     def root(self) -> str:
         """Absolute path of the memory root."""
 
+    @property
+    def chunking(self) -> str:
+        """How notes become chunks (rules version and window); an index generation built
+        another way is rebuilt from the notes rather than edited."""
+
     def scan(self) -> SourceScan:
         """List every indexable Markdown file by relative path (stat only, no reading).
 

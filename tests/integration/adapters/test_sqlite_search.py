@@ -33,7 +33,7 @@ def unit(seed: int) -> np.ndarray:
 
 
 class Built:
-    def __init__(self, state, docs, vectors=None):
+    def __init__(self, state, docs, vectors=None, mode="matrix"):
         gens = SqliteGenerations(SqliteIndex(state))
         stage = gens.stage(None)
         for doc in docs:
@@ -43,7 +43,12 @@ class Built:
         stage.publish("m", DIM if vectors else None, {})
         reader = SqliteIndex(state)
         self.chunks = SqliteChunkStore(reader)
-        self.vectors = SqliteVectorIndex(reader)
+        # "matrix": the in-memory matrix, waited for; "sqlite-vec": vec0 KNN every time.
+        self.vectors = SqliteVectorIndex(reader, in_memory=mode == "matrix",
+                                         wait_for_matrix=True)
+
+
+VECTOR_MODES = pytest.mark.parametrize("mode", ["matrix", "sqlite-vec"])
 
 
 def ids(hits) -> list[str]:
@@ -114,9 +119,10 @@ def test_scope_filters_before_lexical_ranking(tmp_path):
         "deploy", ScopeFilter(repository="mine", status=StatusFilter.ARCHIVED), 5))
 
 
-def test_scope_filters_before_vector_ranking(tmp_path):
+@VECTOR_MODES
+def test_scope_filters_before_vector_ranking(tmp_path, mode):
     docs, vectors = _scoped_corpus()
-    built = Built(tmp_path, docs, vectors)
+    built = Built(tmp_path, docs, vectors, mode=mode)
     target = vectors["best#0"]
     top = built.vectors.search(target, ANY, 1)
     assert ids(top) == ["best#0"] and top[0].score == pytest.approx(1.0, abs=1e-5)
@@ -162,26 +168,29 @@ def test_scope_sql_agrees_with_scope_filter_admits(tmp_path):
     assert sorted(n.memory_id for n in built.chunks.notes()) == sorted(n.memory_id for n in every)
 
 
-def test_vectorless_generation_returns_no_semantic_hits(tmp_path):
-    built = Built(tmp_path, [make_doc("a", "text")])
+@VECTOR_MODES
+def test_vectorless_generation_returns_no_semantic_hits(tmp_path, mode):
+    built = Built(tmp_path, [make_doc("a", "text")], mode=mode)
     assert built.vectors.search(unit(1), ANY, 5) == []
     assert ids(built.chunks.search("text", ANY, 5)) == ["a#0"]
 
 
-def test_limit_zero_and_large_limits(tmp_path):
+@VECTOR_MODES
+def test_limit_zero_and_large_limits(tmp_path, mode):
     docs, vectors = _scoped_corpus()
-    built = Built(tmp_path, docs, vectors)
+    built = Built(tmp_path, docs, vectors, mode=mode)
     assert built.chunks.search("deploy", ANY, 0) == []
     assert built.vectors.search(unit(0), ANY, 0) == []
     assert len(built.vectors.search(unit(0), ANY, 100_000)) == len(vectors)
 
 
-def test_scoped_knn_equals_brute_force_over_admitted_chunks(tmp_path):
+@VECTOR_MODES
+def test_scoped_knn_equals_brute_force_over_admitted_chunks(tmp_path, mode):
     rng = np.random.default_rng(7)
     docs = [make_doc(f"n{i}", f"chunk a {i}", f"chunk b {i}", repository=f"r{i % 5}",
                      status=Status.ARCHIVED if i % 4 == 0 else Status.ACTIVE) for i in range(400)]
     vectors = {c.chunk_id: rng.standard_normal(DIM) for d in docs for c in d.chunks}
-    built = Built(tmp_path, docs, vectors)
+    built = Built(tmp_path, docs, vectors, mode=mode)
     query = rng.standard_normal(DIM)
     for scope in (ScopeFilter(repository="r2"), ScopeFilter(), ANY):
         admitted = [c.chunk_id for d in docs if scope.admits(d.note) for c in d.chunks]
@@ -190,3 +199,39 @@ def test_scoped_knn_equals_brute_force_over_admitted_chunks(tmp_path):
         assert ids(hits) == expected, scope
         assert [h.score for h in hits] == pytest.approx(
             [_cos(query, vectors[cid]) for cid in expected], abs=1e-5)
+
+
+@pytest.mark.parametrize("limit", [1, 5, 40])
+def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkeypatch, limit):
+    """lexical() judges the scope on the best FTS5 matches only, falling back to the full
+    join when they hold too few admitted chunks: the result must be the same either way."""
+    from memory.adapters.sqlite import queries
+    docs = [make_doc(f"n{i}", f"deploy pipeline step {i} " + "deploy " * (i % 7),
+                     f"rollback {i}", repository=f"r{i % 9}", ticket="OPS-1" if i == 77 else None,
+                     status=Status.ARCHIVED if i % 4 == 0 else Status.ACTIVE)
+            for i in range(300)]
+    built = Built(tmp_path, docs)
+    scopes = [ANY, ScopeFilter(), ScopeFilter(repository="r3"), ScopeFilter(ticket="OPS-1"),
+              ScopeFilter(repository="r3", status=StatusFilter.ARCHIVED)]
+    for scope in scopes:
+        monkeypatch.setattr(queries, "LEXICAL_HEAD", 100_000)
+        everything = built.chunks.search("deploy pipeline", scope, limit)
+        for head in (1, 8, 50):
+            monkeypatch.setattr(queries, "LEXICAL_HEAD", head)
+            assert [(h.chunk.chunk_id, h.score) for h in
+                    built.chunks.search("deploy pipeline", scope, limit)] == \
+                [(h.chunk.chunk_id, h.score) for h in everything], (scope, head)
+        assert all(scope.admits(h.note) for h in everything)
+
+
+def test_the_matrix_holds_every_vector_of_the_generation(tmp_path):
+    from memory.adapters.sqlite.vector_matrix import VectorMatrix
+    docs, vectors = _scoped_corpus()
+    Built(tmp_path, docs, vectors)
+    view = SqliteIndex(tmp_path).refresh_view()
+    matrix = view.vectors.get(wait=True)
+    assert view.vectors.error is None and matrix is not None
+    assert matrix.matrix.shape == (len(vectors), DIM)
+    assert VectorMatrix.load(view.path).rowids.tolist() == matrix.rowids.tolist()
+    assert Built(tmp_path / "none", [make_doc("a", "text")]) and \
+        VectorMatrix.load(SqliteIndex(tmp_path / "none").refresh_view().path) is None

@@ -35,6 +35,23 @@ def test_editing_one_note_embeds_only_its_changed_chunks():
     assert w.service.search("reversed").items[0].path == "Decisions/D2.md"
 
 
+def test_a_change_of_chunking_rebuilds_the_index_from_the_notes():
+    """Chunk boundaries or context changed (a new version): an index refresh must not keep
+    the old chunks of notes that did not change."""
+    w = World(docs())
+    first = w.refresh("index").stage("index")
+    assert w.generations.current().chunking == w.source.chunking
+    assert w.refresh("index").stage("index").outcome == "unchanged"
+    w.source.chunking = "in-memory-v2"
+    report = w.refresh("index")
+    stage = report.stage("index")
+    assert stage.outcome == "published" and stage.added == 5, stage
+    assert any("chunking changed (in-memory-v1 -> in-memory-v2)" in x for x in report.warnings)
+    assert w.generations.current().chunking == "in-memory-v2"
+    assert w.refresh("index").stage("index").outcome == "unchanged"
+    assert first.generation != stage.generation
+
+
 def test_removed_note_disappears():
     w = World(docs())
     w.refresh("index")

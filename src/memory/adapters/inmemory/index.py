@@ -55,6 +55,7 @@ class Snapshot:
     manifest: dict[str, ManifestEntry] = field(factory=dict)
     model_id: str | None = None
     dimension: int | None = None
+    chunking: str | None = None
     corrupt: bool = False
     published_at: float | None = None  # monotonic seconds, for collect's grace period
 
@@ -62,13 +63,14 @@ class Snapshot:
         return Snapshot(id=new_id, created=created, notes=dict(self.notes),
                         documents=dict(self.documents), vectors=dict(self.vectors),
                         manifest=dict(self.manifest), model_id=self.model_id,
-                        dimension=self.dimension)
+                        dimension=self.dimension, chunking=self.chunking)
 
     def info(self) -> GenerationInfo:
         chunks = sum(len(d.chunks) for d in self.documents.values())
         return GenerationInfo(id=self.id, created=self.created, notes=len(self.notes),
                               chunks=chunks, vectors=len(self.vectors), model_id=self.model_id,
                               dimension=self.dimension, schema_version=1,
+                              chunking=self.chunking,
                               manifest=dict(self.manifest))
 
 
@@ -190,9 +192,10 @@ class InMemoryStage(IndexStage):
                              reverse=True)[:limit]
         return [c for _, c in lexical], [c for _, c in nearest]
 
-    def publish(self, model_id, dimension, validation) -> GenerationInfo:
+    def publish(self, model_id, dimension, validation, chunking=None) -> GenerationInfo:
         self._open()
         self._snap.model_id = model_id
+        self._snap.chunking = chunking
         self._snap.dimension = dimension
         self._snap.published_at = time.monotonic()
         self._index.generations[self._snap.id] = self._snap

@@ -15,6 +15,7 @@ DRIVE = re.compile(r"^[A-Za-z]:")
 class InMemoryNoteSource(NoteSource):
     def __init__(self, documents=(), root: str = "/memory"):
         self._root = root
+        self._chunking = "in-memory-v1"
         self._docs: dict[str, NoteDocument] = {}
         self._versions: dict[str, int] = {}
         self._clock = 0
@@ -25,6 +26,15 @@ class InMemoryNoteSource(NoteSource):
     @property
     def root(self) -> str:
         return self._root
+
+    @property
+    def chunking(self) -> str:
+        return self._chunking
+
+    @chunking.setter
+    def chunking(self, value: str) -> None:
+        """Tests set another value to mean "these notes are now chunked another way"."""
+        self._chunking = value
 
     def put(self, doc: NoteDocument) -> None:
         self._clock += 1

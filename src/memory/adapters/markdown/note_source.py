@@ -11,8 +11,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from memory.domain.chunking import (chunk_lines, extract_links, first_heading, scope_from_path,
-                                    split_front_matter, split_lines)
+from memory.domain.chunking import (CHUNKING_VERSION, chunk_lines, extract_links,
+                                    first_heading, scope_from_path, split_front_matter,
+                                    split_lines)
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.notes import Note, NoteDocument, ScopeKind, Status
 from memory.domain.refresh import SourceFile, SourceScan
@@ -154,6 +155,10 @@ class MarkdownNoteSource(NoteSource):
         self._max_file_bytes = max_file_bytes
         self._max_front_matter_bytes = max_front_matter_bytes
         self._window, self._overlap = window, overlap
+
+    @property
+    def chunking(self) -> str:
+        return f"markdown-v{CHUNKING_VERSION} window={self._window} overlap={self._overlap}"
 
     @property
     def root(self) -> str:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import lexical, scope_where
-from memory.adapters.sqlite.schema import CHUNK_COLUMNS, chunk_from_row
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
@@ -39,8 +38,7 @@ class SqliteChunkStore(ChunkStore):
             where, params = scope_where(scope)
             if not where:
                 return list(view.all_notes())
-            ids = [r[0] for r in view.conn.execute(
-                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params)]
+            ids = view.note_ids_where(where, params)
             found = view.notes_for(ids)
             return [found[i] for i in ids]
 
@@ -63,9 +61,7 @@ class SqliteChunkStore(ChunkStore):
         with self._index.reading() as view:
             if view is None:
                 return []
-            return [chunk_from_row(row) for row in view.conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.memory_id = ? ORDER BY c.ordinal",
-                (memory_id,))]
+            return view.chunks_of(memory_id)
 
     def lines(self, memory_id: str) -> Sequence[str]:
         with self._index.reading() as view:

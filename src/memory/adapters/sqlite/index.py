@@ -39,6 +39,9 @@ class SqliteIndex:
     def refresh_view(self) -> GenerationView | None:
         """The generation to read now; re-reads CURRENT only when its stat changed."""
         with self._lock:
+            if self._view is not None and self._view.changed_on_disk():
+                self._retire(self._view, f"index generation {self._view.id} changed on disk "
+                                         f"after it was published")
             signature = self.layout.pointer_signature()
             if self._view is not None and signature == self._signature:
                 return self._view

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -16,6 +17,7 @@ from memory.ports.errors import StoreError
 
 MAX_TERMS = 64
 MAX_K = 4096  # sqlite-vec refuses larger k
+LEXICAL_HEAD = 200  # FTS5 matches ranked before the scope is judged
 # A run of word characters joined by identifier punctuation: ALPHA-142, a/b.vbs, snake_case.
 _TOKEN = re.compile(r"[\w.\-/\\:]+")
 _MARKS = frozenset("-./_\\:")
@@ -72,11 +74,25 @@ def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
 
 def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None,
             limit: int) -> list[tuple[Chunk, float]]:
-    """Chunks matching the query's words among admitted notes, best bm25 first."""
+    """Chunks matching the query's words among admitted notes, best bm25 first.
+
+    FTS5 ranks its matches alone first (a few ms even for thousands of matches); the
+    scope is judged on that head only. When the head holds `limit` admitted chunks they
+    are exactly the best `limit` admitted ones; otherwise (a narrow scope) the full
+    query joins every match to its note.
+    """
     match = fts_query(query)
     if match is None or limit <= 0:
         return []
+    head_size = max(LEXICAL_HEAD, 4 * int(limit))
+    head = conn.execute("SELECT rowid, bm25(chunk_fts) AS score FROM chunk_fts "
+                        "WHERE chunk_fts MATCH ? ORDER BY score, rowid LIMIT ?",
+                        (match, head_size)).fetchall()
     where, params = scope_where(scope)
+    admitted = _admitted_chunks(conn, [rowid for rowid, _ in head], where, params)
+    kept = [(rowid, -score) for rowid, score in head if rowid in admitted][:int(limit)]
+    if len(kept) == int(limit) or len(head) < head_size:
+        return chunks_by_rowid(conn, kept)
     sql = (f"SELECT {CHUNK_COLUMNS}, bm25(chunk_fts) AS bm25 FROM chunk_fts "
            f"JOIN chunks c ON c.rowid = chunk_fts.rowid "
            f"JOIN notes n ON n.memory_id = c.memory_id "
@@ -84,6 +100,36 @@ def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None,
            f"ORDER BY bm25, c.rowid LIMIT ?")
     rows = conn.execute(sql, [match, *params, int(limit)]).fetchall()
     return [(chunk_from_row(row[:-1]), -row[-1]) for row in rows]
+
+
+def _admitted_chunks(conn: apsw.Connection, rowids: list[int], where: str,
+                     params: list) -> set[int]:
+    if not where or not rowids:
+        return set(rowids)
+    sql = (f"SELECT c.rowid FROM chunks c JOIN notes n ON n.memory_id = c.memory_id "
+           f"WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}")
+    return {row[0] for row in conn.execute(sql, [json.dumps(rowids), *params])}
+
+
+def chunks_by_rowid(conn: apsw.Connection,
+                    scored: Sequence[tuple[int, float]]) -> list[tuple[Chunk, float]]:
+    """The chunks of (rowid, score) pairs, in the order given."""
+    if not scored:
+        return []
+    sql = (f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c "
+           f"WHERE c.rowid IN (SELECT value FROM json_each(?))")
+    found = {row[0]: chunk_from_row(row[1:]) for row in
+             conn.execute(sql, (json.dumps([rowid for rowid, _ in scored]),))}
+    return [(found[rowid], score) for rowid, score in scored if rowid in found]
+
+
+def admitted_note_ids(conn: apsw.Connection, scope: ScopeFilter | None) -> list[str] | None:
+    """memory_ids the scope admits; None when it admits every note."""
+    where, params = scope_where(scope)
+    if not where:
+        return None
+    return [row[0] for row in conn.execute(f"SELECT n.memory_id FROM notes n WHERE {where}",
+                                           params)]
 
 
 def as_blob(vector: Sequence[float], dimension: int | None = None) -> bytes:

@@ -80,8 +80,8 @@ class SqliteIndexStage(IndexStage):
             return words, near
 
     def publish(self, model_id: str | None, dimension: int | None,
-                validation: Mapping) -> GenerationInfo:
-        meta = self._seal(model_id, dimension, validation)
+                validation: Mapping, chunking: str | None = None) -> GenerationInfo:
+        meta = self._seal(model_id, dimension, validation, chunking)
         final = self._layout.generation_path(self._id)
         with store_errors(f"cannot publish index generation {self._id}"):
             fsync_file(self._path)
@@ -107,13 +107,14 @@ class SqliteIndexStage(IndexStage):
         with store_errors(what):
             yield self._conn
 
-    def _seal(self, model_id: str | None, dimension: int | None, validation: Mapping) -> dict:
+    def _seal(self, model_id: str | None, dimension: int | None, validation: Mapping,
+              chunking: str | None) -> dict:
         with self._writing(f"cannot seal index generation {self._id}") as conn:
             stored = vector_dimension(conn)
             if dimension is not None and stored is not None and dimension != stored:
                 raise StoreError(f"publish says dimension {dimension}, vectors have {stored}")
             meta = {"schema_version": schema.SCHEMA_VERSION, "id": self._id,
-                    "created": now_iso(), "model_id": model_id,
+                    "created": now_iso(), "model_id": model_id, "chunking": chunking,
                     "dimension": dimension if dimension is not None else stored,
                     **_counts(conn),
                     "validation": json.loads(json.dumps(dict(validation or {}), default=str))}
