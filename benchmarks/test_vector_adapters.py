@@ -1,4 +1,6 @@
-"""Vector KNN on the same vectors: sqlite-vec (the product) against numpy brute force.
+"""Vector KNN on the same vectors: the product's two paths (sqlite-vec's vec0 KNN, used
+while a generation's matrix loads, and the in-memory matrix it then serves from) against a
+plain numpy brute force written here as the baseline.
 
     .venv/bin/python -m pytest benchmarks/test_vector_adapters.py -s \
         --benchmark-columns=median,mean,max,rounds --benchmark-json=/tmp/vectors.json
@@ -23,6 +25,7 @@ from bench_corpora import (BENCH_DIR, cpu_timed, each, env_ints, generated_queri
                            generated_root, hashed_vectors_app, latencies_of, percentiles)
 from generate_root import REPOS
 from memory.adapters.inmemory import DeterministicEmbedder
+from memory.adapters.sqlite import SqliteVectorIndex
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.ports.chunk_store import ChunkStore, Hit
@@ -108,13 +111,15 @@ def corpus():
     vectors = [embedder.embed_query(q["question"]) for q in generated_queries(QUERIES)]
     asked = {name: [(v, make()) for v in vectors] for name, make in scopes.items()}
     with threadpool_limits(limits=1, user_api="blas"):
-        yield {"adapters": {"sqlite-vec": app.gateways.vectors(),
+        sqlite = app.gateways.sqlite()
+        yield {"adapters": {"sqlite-vec": SqliteVectorIndex(sqlite, in_memory=False),
+                             "sqlite-matrix": SqliteVectorIndex(sqlite, wait_for_matrix=True),
                              "numpy-brute-force": numpy_index(chunks, embedder)},
                "asked": asked, "chunks": app.gateways.index().current().chunks}
 
 
 @pytest.mark.parametrize("scope", SCOPES)
-@pytest.mark.parametrize("adapter", ("sqlite-vec", "numpy-brute-force"))
+@pytest.mark.parametrize("adapter", ("sqlite-vec", "sqlite-matrix", "numpy-brute-force"))
 def test_knn_latency(benchmark, corpus, adapter, scope):
     index, asked = corpus["adapters"][adapter], corpus["asked"][scope]
     for vector, flt in asked[:5]:
@@ -130,11 +135,12 @@ def test_knn_latency(benchmark, corpus, adapter, scope):
     print(f"\n{benchmark.name}: {info}")
 
 
+@pytest.mark.parametrize("other", ("sqlite-matrix", "numpy-brute-force"))
 @pytest.mark.parametrize("scope", SCOPES)
-def test_knn_adapters_agree(corpus, scope):
-    """Same top-50 similarities from both (which of several tied chunks makes the cut may
-    differ): the speed figures compare equal work."""
-    sqlite, numpy = (corpus["adapters"][a] for a in ("sqlite-vec", "numpy-brute-force"))
+def test_knn_adapters_agree(corpus, scope, other):
+    """Same top-50 similarities as sqlite-vec (which of several tied chunks makes the cut
+    may differ): the speed figures compare equal work."""
+    sqlite, numpy = (corpus["adapters"][a] for a in ("sqlite-vec", other))
     for vector, flt in corpus["asked"][scope][:20]:
         a = [h.score for h in sqlite.search(vector, flt, DEPTH)]
         b = [h.score for h in numpy.search(vector, flt, DEPTH)]

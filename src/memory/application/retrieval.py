@@ -15,7 +15,7 @@ from memory.domain.ranking import (Candidate, NoAnswerPolicy, RerankPolicy, dedu
                                    drop_noise, is_no_answer, rerank, unknown_names)
 from memory.domain.secrets import key_block_open_at, redact_lines, redact_text
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter, resolve_scope
-from memory.domain.text import QueryFeatures, contains_exact
+from memory.domain.text import QueryFeatures, mentions_name
 from memory.ports.chunk_store import ChunkStore, Hit
 from memory.ports.embedder import Embedder
 from memory.domain.errors import NotFound
@@ -213,7 +213,8 @@ class RetrievalEngine:
             return missing
         wider = evolve(scope, status=StatusFilter.ANY)
         return tuple(name for name in missing if not any(
-            contains_exact(f"{h.chunk.indexed_text} {' '.join(h.note.names)}", name)
+            mentions_name(f"{h.chunk.indexed_text} {' '.join(h.note.names)}", name,
+                          exact=name in features.identifiers)
             for h in self._chunks.search(name, wider, 5)))
 
     def _semantic(self, query: str, scope: ScopeFilter, warnings: list[str]) -> list[Hit]:

@@ -8,7 +8,7 @@ from attrs import evolve, frozen
 
 from memory.domain.fusion import RRF_K
 from memory.domain.notes import Chunk, Note, Status
-from memory.domain.text import QueryFeatures, contains_exact, title_terms
+from memory.domain.text import QueryFeatures, contains_exact, mentions_name, title_terms
 
 # One bonus unit is what being ranked first in one more list is worth under RRF.
 UNIT = 1.0 / (RRF_K + 1)
@@ -141,7 +141,8 @@ def unknown_names(candidates: Sequence[Candidate], features: QueryFeatures) -> t
     if not features.names:
         return ()
     haystack = " ".join(f"{c.chunk.indexed_text} {' '.join(c.note.names)}" for c in candidates)
-    return tuple(n for n in features.names if not contains_exact(haystack, n))
+    return tuple(n for n in features.names
+                 if not mentions_name(haystack, n, exact=n in features.identifiers))
 
 
 def is_no_answer(candidates: Sequence[Candidate], features: QueryFeatures,

@@ -105,6 +105,18 @@ def _inflected(term: str, present: set[str]) -> bool:
     return any(w.startswith(stem) for w in present)
 
 
+def mentions_name(haystack: str, name: str, exact: bool = False) -> bool:
+    """Whether text mentions a name the query used: exactly, or for a plain word of five
+    letters or more, in another form of it (Johns's ~ John, European ~ Europe). An
+    identifier (`exact`) must appear as written."""
+    if contains_exact(haystack, name):
+        return True
+    if exact or not name.isalpha() or len(name) < 5:
+        return False
+    stem = name.lower()[: max(4, len(name) - 2)]
+    return any(w.startswith(stem) for w in set(words(haystack)))
+
+
 def contains_exact(haystack: str, needle: str) -> bool:
     """Case-insensitive containment of an identifier or phrase, collapsing whitespace."""
     if not needle:

@@ -320,7 +320,9 @@ def test_concurrent_reads_while_publishing(gens, state):
 def test_pointer_replacement_is_atomic_json(gens, state):
     info = publish(gens, [make_doc("one", "x")])
     data = json.loads((state / "index" / "CURRENT").read_text())
-    assert data == {"id": info.id, "file": f"gen-{info.id}.sqlite", "created": info.created}
+    published = (state / "index" / f"gen-{info.id}.sqlite").stat()
+    assert data == {"id": info.id, "file": f"gen-{info.id}.sqlite", "created": info.created,
+                    "size": published.st_size, "mtime_ns": published.st_mtime_ns}
     assert not [p for p in os.listdir(state / "index") if p.endswith(".tmp")]
 
 
@@ -332,3 +334,26 @@ def test_the_chunking_a_generation_was_built_with_is_recorded(gens, state):
     assert info.chunking == "markdown-v2 window=8 overlap=2"
     assert SqliteGenerations(SqliteIndex(state)).current().chunking == info.chunking
     assert publish(gens, [make_doc("two", "more")], base=info.id).chunking is None
+
+
+def test_a_file_changed_since_its_publish_is_checked_before_it_is_served(gens, state):
+    """CURRENT records the size and mtime of the file it names. A copy (new mtime, same
+    pages) passes the check and is served; damage in the middle of the file, which the
+    header and the pages a query reads may not show, is caught by the check."""
+    first = publish(gens, [make_doc(f"n{i}", f"shared words note {i} " * 40) for i in range(40)])
+    second = publish(gens, [make_doc("late", "shared words late")], base=first.id)
+    pointer = json.loads((state / "index" / "CURRENT").read_text())
+    path = state / "index" / f"gen-{second.id}.sqlite"
+    assert (pointer["size"], pointer["mtime_ns"]) == (path.stat().st_size, path.stat().st_mtime_ns)
+
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a copy
+    copied = SqliteIndex(state)
+    assert SqliteGenerations(copied).current().id == second.id
+    assert copied.check_current() == []
+
+    data = bytearray(path.read_bytes())
+    data[len(data) // 4: len(data) * 3 // 4] = bytes(len(data) // 2)  # zeroed middle pages
+    path.write_bytes(bytes(data))
+    fresh = SqliteIndex(state)
+    assert SqliteGenerations(fresh).current().id == first.id
+    assert any(second.id in p for p in fresh.check_current())

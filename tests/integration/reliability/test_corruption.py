@@ -138,7 +138,8 @@ def check_damaged(results: dict, good: set[str], index_damaged: bool) -> None:
         # A good generation answers (the previous one if the current file is damaged),
         # or the packet says to refresh.
         served = packet["generation"]["index"] in good and packet["items"]
-        assert served or any("refresh" in w for w in packet["warnings"]), packet
+        assert served or any("refresh" in w for w in packet["warnings"]), \
+            (good, packet["generation"], len(packet["items"]), packet["warnings"])
     else:
         assert packet["items"] and packet["generation"]["index"]
     for name in ("memory_neighbors", "memory_path"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 from networkx.readwrite import json_graph
+from scipy import sparse
 
 from memory.adapters.graphify.layout import read_graph_data
 from memory.domain.errors import NotFound
@@ -104,9 +105,11 @@ class GraphSnapshot:
                 src.append(i)
                 dst.append(j)
                 val.append(w / math.sqrt(degree[i] * degree[j]))
-        self._src = np.array(src, dtype=np.int64)
-        self._dst = np.array(dst, dtype=np.int64)
-        self._val = np.array(val, dtype=float)
+        # One hop of propagation is one sparse product: mass' = P @ mass, P[dst, src] = val.
+        self._step = sparse.csr_matrix((np.array(val, dtype=float),
+                                        (np.array(dst, dtype=np.int64),
+                                         np.array(src, dtype=np.int64))),
+                                       shape=(len(units), len(units)))
         notes = [(self._index[p], m) for p, m in self._note_of.items() if p in self._index]
         self._note_rows = np.array([i for i, _ in notes], dtype=np.int64)
         self._note_ids = [m for _, m in notes]
@@ -126,8 +129,7 @@ class GraphSnapshot:
             mass[row] += 1.0 / (1.0 + 0.1 * rank)
         total = np.zeros_like(mass)
         for hop in range(_HOPS):
-            mass = np.bincount(self._dst, weights=self._val * mass[self._src],
-                               minlength=len(mass))
+            mass = self._step @ mass
             total += (_DECAY ** hop) * mass
         scores = total[self._note_rows]
         hits = np.flatnonzero(scores > 1e-12)

@@ -120,6 +120,13 @@ class SqliteIndex:
         if not path.is_file():
             problems.append(f"index pointer names a missing file {pointer.file}")
             return
+        if not self._as_published(pointer, path):
+            result = self._quick_check(path)  # changed since its publish: damage, or a copy
+            if result != "ok":
+                why = f"index generation {pointer.id} failed its check: {result}"
+                self._broken[pointer.id] = why
+                problems.append(why)
+                return
         try:
             view = GenerationView(pointer.id, path)
         except StoreError as exc:
@@ -133,6 +140,11 @@ class SqliteIndex:
         """Nothing open and CURRENT unusable: serve the newest older file that opens."""
         for gen in self.layout.generations():
             if gen.id in self._broken or (pointer is not None and gen.id == pointer.id):
+                continue
+            result = self._quick_check(gen.path)  # nothing vouches for an older file
+            if result != "ok":
+                self._broken[gen.id] = f"index generation {gen.id} failed its check: {result}"
+                problems.append(f"older index generation {gen.id} is unusable too: {result}")
                 continue
             try:
                 self._view = GenerationView(gen.id, gen.path)
@@ -151,6 +163,17 @@ class SqliteIndex:
             view.close()
             self._view = None
             self._signature = _UNSEEN
+
+    @staticmethod
+    def _as_published(pointer: Pointer, path: Path) -> bool:
+        """Whether the file has the size and mtime CURRENT recorded when it was published."""
+        if pointer.size is None or pointer.mtime_ns is None:
+            return False
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return (st.st_size, st.st_mtime_ns) == (pointer.size, pointer.mtime_ns)
 
     def _pointed_path(self) -> Path | None:
         try:

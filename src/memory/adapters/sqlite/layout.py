@@ -25,6 +25,10 @@ class Pointer:
     id: str
     file: str
     created: str
+    # The file's size and mtime when it was published: a file that differs has changed
+    # since (damage, or a copy) and is checked before it is served.
+    size: int | None = None
+    mtime_ns: int | None = None
 
 
 @frozen(kw_only=True)
@@ -115,7 +119,9 @@ class IndexLayout:
         try:
             data = json.loads(raw)
             pointer = Pointer(id=str(data["id"]), file=str(data["file"]),
-                              created=str(data.get("created", "")))
+                              created=str(data.get("created", "")),
+                              size=_int_or_none(data.get("size")),
+                              mtime_ns=_int_or_none(data.get("mtime_ns")))
         except (ValueError, TypeError, KeyError) as exc:
             raise StoreError(f"index pointer is not valid JSON with id and file: {exc}") from exc
         # The pointer may only name a generation file inside index/, never another path.
@@ -125,7 +131,8 @@ class IndexLayout:
         return pointer
 
     def write_pointer(self, pointer: Pointer) -> None:
-        data = json.dumps({"id": pointer.id, "file": pointer.file, "created": pointer.created})
+        data = json.dumps({"id": pointer.id, "file": pointer.file, "created": pointer.created,
+                           "size": pointer.size, "mtime_ns": pointer.mtime_ns})
         tmp = self.dir / f".CURRENT.{secrets.token_hex(4)}.tmp"
         with store_errors("cannot write index pointer"):
             try:
@@ -150,3 +157,7 @@ class IndexLayout:
                     found.append(GenerationFile(id=match.group("id"), path=Path(entry.path),
                                                 mtime_ns=entry.stat().st_mtime_ns))
         return sorted(found, key=lambda g: g.sort_key, reverse=True)
+
+
+def _int_or_none(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -87,7 +87,11 @@ class SqliteIndexStage(IndexStage):
             fsync_file(self._path)
             os.replace(self._path, final)
             fsync_dir(self._layout.dir)
-        self._layout.write_pointer(Pointer(id=self._id, file=final.name, created=meta["created"]))
+        with store_errors(f"cannot stat published index generation {self._id}"):
+            published = os.stat(final)
+        self._layout.write_pointer(Pointer(id=self._id, file=final.name, created=meta["created"],
+                                           size=published.st_size,
+                                           mtime_ns=published.st_mtime_ns))
         self._on_publish()
         return info_from_meta(meta, LazyManifest(lambda: load_manifest(final)))
 
