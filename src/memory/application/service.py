@@ -204,7 +204,8 @@ class MemoryService:
         """
         for _ in range(READ_ATTEMPTS):
             generation, warnings = self._generation()
-            result = read(generation, warnings)
+            with self._index.steady():
+                result = read(generation, warnings)
             if self._generation()[0] == generation:
                 break
         return result

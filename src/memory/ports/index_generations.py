@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from attrs import frozen
@@ -69,3 +70,7 @@ class IndexGenerations(Protocol):
 
     def check_current(self) -> list[str]:
         """Problems with the current generation (missing, corrupt); empty when fine."""
+
+    def steady(self) -> AbstractContextManager[None]:
+        """Within it, this thread's reads keep the generation they found without looking
+        for a newer one on every call (the caller checks once, after)."""

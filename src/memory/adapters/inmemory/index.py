@@ -6,7 +6,8 @@ import math
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import Stemmer
 from attrs import define, field
@@ -242,6 +243,10 @@ class InMemoryGenerations(IndexGenerations):
         for gen_id in old:
             del self._index.generations[gen_id]
         return old
+
+    @contextmanager
+    def steady(self) -> Iterator[None]:
+        yield  # reads of a dict need no pinning
 
     def check_current(self) -> list[str]:
         return []

@@ -81,6 +81,9 @@ class SqliteGenerations(IndexGenerations):
     def check_current(self) -> list[str]:
         return self._index.check_current()
 
+    def steady(self):
+        return self._index.steady()
+
     # -- internals ---------------------------------------------------------------------
 
     @staticmethod
