@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.adapters.sqlite.connection import open_published
+from memory.adapters.sqlite.queries import vector_dimension
 from memory.adapters.sqlite.schema import has_vectors
 
 _SCOPE_MASKS = 32  # admitted-row masks kept per generation (one per distinct scope)
@@ -41,19 +42,30 @@ class VectorMatrix:
         try:
             if not has_vectors(conn):
                 return None
-            rows = conn.execute(
-                "SELECT v.rowid, v.embedding, c.memory_id FROM chunk_vec v "
-                "JOIN chunks c ON c.rowid = v.rowid ORDER BY v.rowid").fetchall()
+            count = conn.execute("SELECT count(*) FROM chunk_vec").fetchone()[0]
+            dimension = vector_dimension(conn)
+            if not count or not dimension:
+                return None
+            # Row by row into one preallocated matrix: no list of blobs, no joined copy
+            # (those tripled the memory of the load).
+            matrix = np.empty((count, dimension), dtype=np.float32)
+            rowids = np.empty(count, dtype=np.int64)
+            notes: list[str] = []
+            rows = conn.execute("SELECT v.rowid, v.embedding, c.memory_id FROM chunk_vec v "
+                                "JOIN chunks c ON c.rowid = v.rowid ORDER BY v.rowid")
+            for i, (rowid, blob, memory_id) in enumerate(rows):
+                if i >= count:
+                    break
+                rowids[i] = rowid
+                matrix[i] = np.frombuffer(blob, dtype=np.float32)
+                notes.append(memory_id)
         finally:
             conn.close()
-        if not rows:
-            return None
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        matrix = matrix.reshape(len(rows), -1).copy()
+        if len(notes) < count:  # vectors without a chunk row: keep the ones that have one
+            matrix, rowids = matrix[: len(notes)], rowids[: len(notes)]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix /= np.where(norms > 0, norms, 1.0)
-        return cls(rowids, matrix, [r[2] for r in rows])
+        np.divide(matrix, np.where(norms > 0, norms, 1.0), out=matrix)
+        return cls(rowids, matrix, notes)
 
     @property
     def dimension(self) -> int:
