@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from attrs import evolve, field, frozen
 
@@ -92,6 +93,7 @@ class RetrievalEngine:
         self.config = config or SearchConfig()
         self._default_repository = default_repository or (lambda: None)
         self._today = today or (lambda: "")
+        self._pool: ThreadPoolExecutor | None = None
 
     def search(self, request: SearchRequest, generation: Generation,
                warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
@@ -108,10 +110,14 @@ class RetrievalEngine:
         scope = resolve_scope(request.query, request.filter, self._default_repository())
         features = QueryFeatures.of(request.query)
         warnings: list[str] = []
+        # The model embeds the query on another thread while FTS5 ranks (both release the
+        # GIL): on two cores the lexical list costs no wall time.
+        vector = self._embedding_pool().submit(self._query_vector, request.query) \
+            if cfg.use_semantic else None
         lexical = tuple(self._chunks.search(request.query, scope.filter, cfg.lexical_depth)) \
             if cfg.use_lexical else ()
-        semantic = tuple(self._semantic(request.query, scope.filter, warnings)) \
-            if cfg.use_semantic else ()
+        semantic = tuple(self._semantic(vector.result(), scope.filter, warnings)) \
+            if vector is not None else ()
         by_id: dict[str, Hit] = {}
         for hit in (*lexical, *semantic):
             by_id.setdefault(hit.chunk.chunk_id, hit)
@@ -217,18 +223,32 @@ class RetrievalEngine:
                           exact=name in features.identifiers)
             for h in self._chunks.search(name, wider, 5)))
 
-    def _semantic(self, query: str, scope: ScopeFilter, warnings: list[str]) -> list[Hit]:
+    def _embedding_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embed")
+        return self._pool
+
+    def _query_vector(self, query: str) -> tuple[Sequence[float] | None, str | None]:
+        """The query's vector, or None and the warning that says why there is none."""
         state = self._embedder.state()
         if state.startswith("failed"):
-            warnings.append(f"semantic search unavailable: {state}")
-            return []
+            return None, f"semantic search unavailable: {state}"
         if state != "ready":
             self._embedder.warm()
             if not self._embedder.wait_ready(self.config.semantic_wait_s):
-                warnings.append("semantic search skipped: the embedding model is still loading")
-                return []
+                return None, "semantic search skipped: the embedding model is still loading"
         try:
-            vector = self._embedder.embed_query(query)
+            return self._embedder.embed_query(query), None
+        except (Unavailable, StoreError) as exc:
+            return None, f"semantic search unavailable: {exc}"
+
+    def _semantic(self, embedded: tuple[Sequence[float] | None, str | None],
+                  scope: ScopeFilter, warnings: list[str]) -> list[Hit]:
+        vector, why = embedded
+        if vector is None:
+            warnings.append(why)
+            return []
+        try:
             return self._vectors.search(vector, scope, self.config.semantic_depth)
         except (Unavailable, StoreError) as exc:
             warnings.append(f"semantic search unavailable: {exc}")
