@@ -42,6 +42,7 @@ class Built:
                                          mtime_ns=1), vecs)
         stage.publish("m", DIM if vectors else None, {})
         reader = SqliteIndex(state)
+        self.reader = reader
         self.chunks = SqliteChunkStore(reader)
         # "matrix": the in-memory matrix, waited for; "sqlite-vec": vec0 KNN every time.
         self.vectors = SqliteVectorIndex(reader, in_memory=mode == "matrix",
@@ -155,7 +156,9 @@ def test_scope_sql_agrees_with_scope_filter_admits(tmp_path):
     built = Built(tmp_path, docs)
     scopes = [ScopeFilter(), ANY, ScopeFilter(repository="web"), ScopeFilter(repository="API"),
               ScopeFilter(project="apollo", status=StatusFilter.ANY),
-              ScopeFilter(ticket="ALPHA-7"), ScopeFilter(status=StatusFilter.SUPERSEDED),
+              ScopeFilter(ticket="ALPHA-7"), ScopeFilter(ticket="alpha-7", status=StatusFilter.ANY),
+              ScopeFilter(ticket="NONE-9", status=StatusFilter.ANY),
+              ScopeFilter(status=StatusFilter.SUPERSEDED),
               ScopeFilter(status=StatusFilter.NEEDS_REVIEW), ScopeFilter(root_scope="WORK"),
               ScopeFilter(path_prefix="100%_", status=StatusFilter.ANY),
               ScopeFilter(path_prefix="repos/web", status=StatusFilter.ANY),
@@ -201,16 +204,22 @@ def test_scoped_knn_equals_brute_force_over_admitted_chunks(tmp_path, mode):
             [_cos(query, vectors[cid]) for cid in expected], abs=1e-5)
 
 
+@pytest.mark.parametrize("judged_by", ["sql", "matrix"])
 @pytest.mark.parametrize("limit", [1, 5, 40])
-def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkeypatch, limit):
-    """lexical() judges the scope on the best FTS5 matches only, falling back to the full
-    join when they hold too few admitted chunks: the result must be the same either way."""
+def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkeypatch, limit,
+                                                                 judged_by):
+    """lexical() judges the scope on the best FTS5 matches only (in SQL, or by the vector
+    matrix's scope mask once it is loaded), falling back to the full join when they hold too
+    few admitted chunks: the result must be the same either way."""
     from memory.adapters.sqlite import queries
     docs = [make_doc(f"n{i}", f"deploy pipeline step {i} " + "deploy " * (i % 7),
                      f"rollback {i}", repository=f"r{i % 9}", ticket="OPS-1" if i == 77 else None,
                      status=Status.ARCHIVED if i % 4 == 0 else Status.ACTIVE)
             for i in range(300)]
-    built = Built(tmp_path, docs)
+    vectors = {c.chunk_id: unit(i) for i, c in enumerate(c for d in docs for c in d.chunks)}
+    built = Built(tmp_path, docs, vectors if judged_by == "matrix" else None)
+    assert (built.reader.refresh_view().vectors.get(wait=True) is not None) == \
+        (judged_by == "matrix")
     scopes = [ANY, ScopeFilter(), ScopeFilter(repository="r3"), ScopeFilter(ticket="OPS-1"),
               ScopeFilter(repository="r3", status=StatusFilter.ARCHIVED)]
     for scope in scopes:
@@ -222,6 +231,7 @@ def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkey
                     built.chunks.search("deploy pipeline", scope, limit)] == \
                 [(h.chunk.chunk_id, h.score) for h in everything], (scope, head)
         assert all(scope.admits(h.note) for h in everything)
+        assert len(everything) == min(limit, sum(scope.admits(d.note) for d in docs)), scope
 
 
 def test_the_matrix_holds_every_vector_of_the_generation(tmp_path):

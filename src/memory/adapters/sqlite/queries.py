@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import apsw
 import numpy as np
@@ -72,14 +72,16 @@ def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
-def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None,
-            limit: int) -> list[tuple[Chunk, float]]:
+def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None, limit: int,
+            admitted: Callable[[list[int]], set[int] | None] | None = None
+            ) -> list[tuple[Chunk, float]]:
     """Chunks matching the query's words among admitted notes, best bm25 first.
 
     FTS5 ranks its matches alone first (a few ms even for thousands of matches); the
     scope is judged on that head only. When the head holds `limit` admitted chunks they
     are exactly the best `limit` admitted ones; otherwise (a narrow scope) the full
-    query joins every match to its note.
+    query joins every match to its note. `admitted` may judge the head's rowids without
+    SQL (it returns None when it cannot).
     """
     match = fts_query(query)
     if match is None or limit <= 0:
@@ -89,8 +91,11 @@ def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None,
                         "WHERE chunk_fts MATCH ? ORDER BY score, rowid LIMIT ?",
                         (match, head_size)).fetchall()
     where, params = scope_where(scope)
-    admitted = _admitted_chunks(conn, [rowid for rowid, _ in head], where, params)
-    kept = [(rowid, -score) for rowid, score in head if rowid in admitted][:int(limit)]
+    rowids = [rowid for rowid, _ in head]
+    judged = admitted(rowids) if admitted is not None and where else None
+    if judged is None:
+        judged = _admitted_chunks(conn, rowids, where, params)
+    kept = [(rowid, -score) for rowid, score in head if rowid in judged][:int(limit)]
     if len(kept) == int(limit) or len(head) < head_size:
         return chunks_by_rowid(conn, kept)
     sql = (f"SELECT {CHUNK_COLUMNS}, bm25(chunk_fts) AS bm25 FROM chunk_fts "

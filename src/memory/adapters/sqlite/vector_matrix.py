@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.adapters.sqlite.connection import open_published
-from memory.adapters.sqlite.queries import vector_dimension
+from memory.adapters.sqlite.queries import admitted_note_ids, scope_where, vector_dimension
 from memory.adapters.sqlite.schema import has_vectors
 
 _SCOPE_MASKS = 32  # admitted-row masks kept per generation (one per distinct scope)
@@ -89,6 +89,16 @@ class VectorMatrix:
                 self._masks.popitem(last=False)
         return mask
 
+    def admitted_rowids(self, rowids: Sequence[int], mask: np.ndarray | None) -> set[int] | None:
+        """Those of `rowids` whose note the mask admits; None when one has no row here."""
+        wanted = np.asarray(rowids, dtype=np.int64)
+        if wanted.size == 0:
+            return set()
+        at = np.minimum(np.searchsorted(self.rowids, wanted), len(self.rowids) - 1)
+        if not np.array_equal(self.rowids[at], wanted):
+            return None
+        return set(wanted.tolist()) if mask is None else set(wanted[mask[at]].tolist())
+
     def nearest(self, vector: Sequence[float], mask: np.ndarray | None,
                 limit: int) -> list[tuple[int, float]]:
         """(rowid, cosine similarity) of the `limit` closest admitted rows, best first;
@@ -107,6 +117,13 @@ class VectorMatrix:
             candidates, chosen = candidates[keep], chosen[keep]
         order = np.lexsort((self.rowids[candidates], -chosen))
         return [(int(self.rowids[candidates[i]]), float(chosen[i])) for i in order]
+
+
+def scope_mask(matrix: VectorMatrix, conn, scope) -> np.ndarray | None:
+    """The matrix rows a scope admits (None: all), computed once per scope and generation."""
+    where, params = scope_where(scope)
+    return matrix.mask((where, tuple(params)),
+                       (lambda: admitted_note_ids(conn, scope)) if where else None)
 
 
 class MatrixLoader:

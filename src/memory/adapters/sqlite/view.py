@@ -125,6 +125,7 @@ class GenerationView:
         self.vectors = MatrixLoader(path)
         self._chunks: LruCache[str, tuple[Chunk, ...]] = LruCache(_CHUNKS_OF_NOTES)
         self._scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
+        self._tickets: dict[str, tuple[str, ...]] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -164,6 +165,18 @@ class GenerationView:
                 f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params))
             self._scoped.put(key, found)
         return found
+
+    def notes_of_ticket(self, ticket_key: str) -> tuple[str, ...]:
+        """memory_ids of a ticket's notes, by path: one scan per generation serves every
+        ticket a query names (each query tends to name a different one)."""
+        if self._tickets is None:
+            tickets: dict[str, list[str]] = {}
+            for memory_id, key in self.conn.execute(
+                    "SELECT n.memory_id, n.ticket_key FROM notes n WHERE n.ticket_key != '' "
+                    "ORDER BY n.path"):
+                tickets.setdefault(key, []).append(memory_id)
+            self._tickets = {key: tuple(ids) for key, ids in tickets.items()}
+        return self._tickets.get(ticket_key, ())
 
     def all_notes(self) -> list[Note]:
         if self._all is None:
