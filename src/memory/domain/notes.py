@@ -3,9 +3,32 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import Enum
 
 from attrs import field, frozen
+
+from memory.domain.errors import InvalidRequest
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def note_path(path: str) -> str:
+    """A note path as the index knows it (relative, `/`-separated); anything that could
+    reach outside the root, a hidden file or folder, or a non-Markdown file is refused."""
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise InvalidRequest("a note path must be a non-empty relative path")
+    text = path.replace("\\", "/")
+    if text.startswith(("/", "~")) or _DRIVE.match(text):
+        raise InvalidRequest(f"note path must be relative to the memory root: {path!r}")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise InvalidRequest(f"note path must stay inside the memory root: {path!r}")
+    if not parts or any(p.startswith(".") for p in parts):
+        raise InvalidRequest(f"not an indexable note (hidden folder or file): {path!r}")
+    if not parts[-1].lower().endswith(".md"):
+        raise InvalidRequest(f"not a Markdown note: {path!r}")
+    return "/".join(parts)
 
 
 class ScopeKind(str, Enum):

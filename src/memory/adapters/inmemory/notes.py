@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from memory.domain.errors import InvalidRequest, NotFound
-from memory.domain.notes import NoteDocument
+from memory.domain.notes import NoteDocument, note_path
 from memory.domain.refresh import SourceFile, SourceScan
 from memory.ports.note_source import NoteSource
-
-DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class InMemoryNoteSource(NoteSource):
@@ -52,27 +48,10 @@ class InMemoryNoteSource(NoteSource):
         return SourceScan(files=files)
 
     def load(self, path: str) -> NoteDocument:
-        path = _relative(path)
+        path = note_path(path)
         if path in self.unreadable:
             raise InvalidRequest(f"{path}: {self.unreadable[path]}")
         try:
             return self._docs[path]
         except KeyError:
             raise NotFound(f"no note at {path!r}") from None
-
-
-def _relative(path: str) -> str:
-    """The same refusals as the Markdown source: nothing outside, hidden or not Markdown."""
-    if not isinstance(path, str) or not path or "\x00" in path:
-        raise InvalidRequest("a note path must be a non-empty relative path")
-    text = path.replace("\\", "/")
-    if text.startswith(("/", "~")) or DRIVE.match(text):
-        raise InvalidRequest(f"note path must be relative to the memory root: {path!r}")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise InvalidRequest(f"path must stay inside the memory root: {path!r}")
-    if not parts or any(p.startswith(".") for p in parts):
-        raise InvalidRequest(f"not an indexable note (hidden folder or file): {path!r}")
-    if not parts[-1].lower().endswith(".md"):
-        raise InvalidRequest(f"not a Markdown note: {path!r}")
-    return "/".join(parts)

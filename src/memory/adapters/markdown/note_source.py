@@ -15,11 +15,10 @@ from memory.domain.chunking import (CHUNKING_VERSION, chunk_lines, extract_links
                                     first_heading, scope_from_path, split_front_matter,
                                     split_lines)
 from memory.domain.errors import InvalidRequest, NotFound
-from memory.domain.notes import Note, NoteDocument, ScopeKind, Status
+from memory.domain.notes import Note, NoteDocument, ScopeKind, Status, note_path
 from memory.domain.refresh import SourceFile, SourceScan
 from memory.ports.note_source import NoteSource
 
-DRIVE = re.compile(r"^[A-Za-z]:")
 WIKI_VALUE = re.compile(r"^\[\[([^\[\]]+)\]\]$")
 # Plain strings in these fields often list several values: `tags: a, b`.
 COMMA_LISTS = frozenset({"tags", "related_repos", "related_projects"})
@@ -224,7 +223,7 @@ class MarkdownNoteSource(NoteSource):
     # -- load ---------------------------------------------------------------------------
 
     def load(self, path: str) -> NoteDocument:
-        rel = self._relative(path)
+        rel = note_path(path)
         real = os.path.realpath(os.path.join(self._root, *rel.split("/")))
         if not self._inside(real):
             raise InvalidRequest(f"{rel}: resolves outside the memory root")
@@ -236,22 +235,6 @@ class MarkdownNoteSource(NoteSource):
         except UnicodeDecodeError as e:
             raise InvalidRequest(f"{rel}: not valid UTF-8 (byte {e.start})") from None
         return self._parse(rel, text, hashlib.sha256(raw).hexdigest())
-
-    def _relative(self, path: str) -> str:
-        """A note path as the index knows it; anything that could reach outside is refused."""
-        if not isinstance(path, str) or not path or "\x00" in path:
-            raise InvalidRequest("a note path must be a non-empty relative path")
-        text = path.replace("\\", "/")
-        if text.startswith(("/", "~")) or DRIVE.match(text):
-            raise InvalidRequest(f"note path must be relative to the memory root: {path!r}")
-        parts = [p for p in text.split("/") if p not in ("", ".")]
-        if ".." in parts:
-            raise InvalidRequest(f"note path must stay inside the memory root: {path!r}")
-        if not parts or any(p.startswith(".") for p in parts):
-            raise InvalidRequest(f"not an indexable note (hidden folder or file): {path!r}")
-        if not parts[-1].lower().endswith(".md"):
-            raise InvalidRequest(f"not a Markdown note: {path!r}")
-        return "/".join(parts)
 
     def _read(self, rel: str, real: str) -> bytes:
         try:

@@ -7,10 +7,9 @@ from collections.abc import Sequence
 
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import lexical, scope_where
-from memory.adapters.sqlite.vector_matrix import scope_mask
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.notes import Chunk, Note
-from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.domain.scope import ScopeFilter
 from memory.ports.chunk_store import ChunkStore, Hit
 
 
@@ -32,7 +31,7 @@ class SqliteChunkStore(ChunkStore):
                 return []
             matrix = view.vectors.get()
             judge = (lambda rowids: matrix.admitted_rowids(
-                rowids, scope_mask(matrix, view.conn, scope))) if matrix is not None else None
+                rowids, view.scope_mask(matrix, scope))) if matrix is not None else None
             return hits(view, lexical(view.conn, query, scope, limit, judge))
 
     def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
@@ -42,10 +41,7 @@ class SqliteChunkStore(ChunkStore):
             where, params = scope_where(scope)
             if not where:
                 return list(view.all_notes())
-            if scope == ScopeFilter(ticket=scope.ticket, status=StatusFilter.ANY):
-                ids = view.notes_of_ticket(scope.ticket)  # a query naming a ticket
-            else:
-                ids = view.note_ids_where(where, params)
+            ids = view.note_ids_where(where, params)
             found = view.notes_for(ids)
             return [found[i] for i in ids]
 

@@ -128,15 +128,6 @@ def chunks_by_rowid(conn: apsw.Connection,
     return [(found[rowid], score) for rowid, score in scored if rowid in found]
 
 
-def admitted_note_ids(conn: apsw.Connection, scope: ScopeFilter | None) -> list[str] | None:
-    """memory_ids the scope admits; None when it admits every note."""
-    where, params = scope_where(scope)
-    if not where:
-        return None
-    return [row[0] for row in conn.execute(f"SELECT n.memory_id FROM notes n WHERE {where}",
-                                           params)]
-
-
 def as_blob(vector: Sequence[float], dimension: int | None = None) -> bytes:
     """float32 bytes of one vector, refusing wrong lengths and non-finite values."""
     array = np.asarray(vector, dtype=np.float32)

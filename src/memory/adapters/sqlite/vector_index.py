@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from memory.adapters.sqlite.chunk_store import hits
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import as_blob, chunks_by_rowid, nearest
-from memory.adapters.sqlite.vector_matrix import scope_mask
 from memory.domain.scope import ScopeFilter
 from memory.ports.chunk_store import Hit
 from memory.ports.vector_index import VectorIndex
@@ -36,5 +35,5 @@ class SqliteVectorIndex(VectorIndex):
             if matrix is None:
                 return hits(view, nearest(view.conn, vector, scope, limit))
             as_blob(vector, matrix.dimension)  # refuses a wrong length or NaN, as sqlite-vec
-            mask = scope_mask(matrix, view.conn, scope)
+            mask = view.scope_mask(matrix, scope)
             return hits(view, chunks_by_rowid(view.conn, matrix.nearest(vector, mask, limit)))

@@ -9,18 +9,18 @@ keep using sqlite-vec meanwhile) and dropped with the generation.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from memory.adapters.sqlite.connection import open_published
-from memory.adapters.sqlite.queries import admitted_note_ids, scope_where, vector_dimension
+from memory.adapters.sqlite.queries import vector_dimension
 from memory.adapters.sqlite.schema import has_vectors
 
-_SCOPE_MASKS = 32  # admitted-row masks kept per generation (one per distinct scope)
+log = logging.getLogger(__name__)
 
 
 class VectorMatrix:
@@ -32,8 +32,6 @@ class VectorMatrix:
         self._note_index = {memory_id: i for i, memory_id in enumerate(dict.fromkeys(notes))}
         self.note_of_row = np.fromiter((self._note_index[m] for m in notes), dtype=np.int32,
                                        count=len(notes))
-        self._masks: OrderedDict[object, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, path: Path) -> VectorMatrix | None:
@@ -71,23 +69,11 @@ class VectorMatrix:
     def dimension(self) -> int:
         return int(self.matrix.shape[1])
 
-    def mask(self, key: object, admitted_notes: Callable[[], Sequence[str]] | None) -> np.ndarray | None:
-        """Rows whose note is admitted (None: all rows), cached under `key`."""
-        if admitted_notes is None:
-            return None
-        with self._lock:
-            if key in self._masks:
-                self._masks.move_to_end(key)
-                return self._masks[key]
+    def mask(self, admitted_notes: Iterable[str]) -> np.ndarray:
+        """Rows whose note is among `admitted_notes`."""
         notes = np.zeros(len(self._note_index), dtype=bool)
-        wanted = [self._note_index[m] for m in admitted_notes() if m in self._note_index]
-        notes[wanted] = True
-        mask = notes[self.note_of_row]
-        with self._lock:
-            self._masks[key] = mask
-            while len(self._masks) > _SCOPE_MASKS:
-                self._masks.popitem(last=False)
-        return mask
+        notes[[self._note_index[m] for m in admitted_notes if m in self._note_index]] = True
+        return notes[self.note_of_row]
 
     def admitted_rowids(self, rowids: Sequence[int], mask: np.ndarray | None) -> set[int] | None:
         """Those of `rowids` whose note the mask admits; None when one has no row here."""
@@ -119,13 +105,6 @@ class VectorMatrix:
         return [(int(self.rowids[candidates[i]]), float(chosen[i])) for i in order]
 
 
-def scope_mask(matrix: VectorMatrix, conn, scope) -> np.ndarray | None:
-    """The matrix rows a scope admits (None: all), computed once per scope and generation."""
-    where, params = scope_where(scope)
-    return matrix.mask((where, tuple(params)),
-                       (lambda: admitted_note_ids(conn, scope)) if where else None)
-
-
 class MatrixLoader:
     """Loads one generation's matrix once, in the background; `get()` never waits unless
     asked to, so the first searches of a new generation go through sqlite-vec."""
@@ -151,7 +130,8 @@ class MatrixLoader:
     def _load(self) -> None:
         try:
             self._matrix = VectorMatrix.load(self._path)
-        except Exception as exc:  # noqa: BLE001 - sqlite-vec keeps answering; health says why
+        except Exception as exc:  # noqa: BLE001 - sqlite-vec keeps answering, same ranking
             self.error = f"{type(exc).__name__}: {exc}"
+            log.warning("vectors of %s stay in sqlite-vec: %s", self._path.name, self.error)
         finally:
             self._done.set()

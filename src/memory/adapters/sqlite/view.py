@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 import apsw
+import numpy as np
 
 from memory.adapters.sqlite.connection import open_published, store_errors
 from memory.adapters.sqlite.schema import (CHUNK_COLUMNS, NOTE_COLUMNS, SCHEMA_VERSION,
                                            chunk_from_row, manifest_of, note_from_row,
                                            read_meta)
-from memory.adapters.sqlite.vector_matrix import MatrixLoader
+from memory.adapters.sqlite.queries import scope_where
+from memory.adapters.sqlite.vector_matrix import MatrixLoader, VectorMatrix
 from memory.domain.notes import Chunk, Note
+from memory.domain.scope import ScopeFilter
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.ports.errors import StoreError
 
@@ -125,7 +128,7 @@ class GenerationView:
         self.vectors = MatrixLoader(path)
         self._chunks: LruCache[str, tuple[Chunk, ...]] = LruCache(_CHUNKS_OF_NOTES)
         self._scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
-        self._tickets: dict[str, tuple[str, ...]] | None = None
+        self._masks: LruCache[tuple, np.ndarray] = LruCache(_SCOPES)
 
     def close(self) -> None:
         self.conn.close()
@@ -166,17 +169,17 @@ class GenerationView:
             self._scoped.put(key, found)
         return found
 
-    def notes_of_ticket(self, ticket_key: str) -> tuple[str, ...]:
-        """memory_ids of a ticket's notes, by path: one scan per generation serves every
-        ticket a query names (each query tends to name a different one)."""
-        if self._tickets is None:
-            tickets: dict[str, list[str]] = {}
-            for memory_id, key in self.conn.execute(
-                    "SELECT n.memory_id, n.ticket_key FROM notes n WHERE n.ticket_key != '' "
-                    "ORDER BY n.path"):
-                tickets.setdefault(key, []).append(memory_id)
-            self._tickets = {key: tuple(ids) for key, ids in tickets.items()}
-        return self._tickets.get(ticket_key, ())
+    def scope_mask(self, matrix: VectorMatrix, scope: ScopeFilter) -> np.ndarray | None:
+        """The matrix rows whose notes the scope admits (None: every row), kept per scope."""
+        where, params = scope_where(scope)
+        if not where:
+            return None
+        key = (where, tuple(params))
+        found = self._masks.get(key)
+        if found is None:
+            found = matrix.mask(self.note_ids_where(where, params))
+            self._masks.put(key, found)
+        return found
 
     def all_notes(self) -> list[Note]:
         if self._all is None:
