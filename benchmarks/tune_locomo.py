@@ -64,6 +64,11 @@ def variants(base: SearchConfig):
         *[(f"bf-k{k}-s{w}", dict(diversify=False, rrf_k=k,
                                   weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
           for k in (5, 10, 20, 40) for w in (0.15, 0.25, 0.35, 0.5)],
+        *[(f"sf-s{w}", dict(fusion="score",
+                            weights={"lexical": 1.0, "semantic": w, "graph": 0.1}))
+          for w in (0.3, 0.5, 0.7, 1.0)],
+        *[(f"rrf-s{w}", dict(weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
+          for w in (0.5, 0.75, 1.0)],
     ]:
         yield name, evolve(base, **change)
 

@@ -43,13 +43,14 @@ def edit(doc: NoteDocument, body: str) -> NoteDocument:
 class World:
     """A MemoryService over in-memory adapters, with handles on each fake."""
 
-    def __init__(self, docs=(), config: SearchConfig | None = None, default_repository=None):
+    def __init__(self, docs=(), config: SearchConfig | None = None, default_repository=None,
+                 embedder: DeterministicEmbedder | None = None):
         self.source = InMemoryNoteSource(docs)
         self.index = InMemoryIndex()
         self.generations = InMemoryGenerations(self.index)
         self.chunks = InMemoryChunkStore(self.index)
         self.vectors = InMemoryVectorIndex(self.index)
-        self.embedder = DeterministicEmbedder()
+        self.embedder = embedder or DeterministicEmbedder()
         self.graph = InMemoryGraph()
         self.cache = InMemoryEmbeddingCache()
         self.history = InMemoryRefreshHistory()

@@ -84,6 +84,10 @@ class Indexer:
         if rechunk and not full:
             warnings.append(f"index rebuilt from the notes: chunking changed "
                             f"({current.chunking or 'unrecorded'} -> {chunking})")
+        if current is not None and not damaged and current.model_id and model_id \
+                and current.model_id != model_id:
+            warnings.append(f"index re-embedded: the embedding model changed "
+                            f"({current.model_id} -> {model_id})")
         reusable = current is not None and not full and current.model_id == model_id \
             and not damaged and not rechunk
         previous = dict(current.manifest) if reusable else {}

@@ -216,6 +216,10 @@ class MemoryService:
         index = self._index.current()
         if index is None:
             warnings.append("no index yet: run memory_refresh (nothing can be found)")
+        elif index.model_id and index.model_id != self._embedder.model_id:
+            warnings.append(f"the index's vectors come from {index.model_id} and queries are "
+                            f"embedded by {self._embedder.model_id}: run memory_refresh to "
+                            "re-embed (semantic ranks are approximate until then)")
         graph = self._graph.current() if self._graph else None
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings

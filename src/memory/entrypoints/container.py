@@ -45,7 +45,8 @@ class Gateways(containers.DeclarativeContainer):
     chunks = providers.Singleton(SqliteChunkStore, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
-                                   cache_dir=providers.Callable(_models_dir))
+                                   cache_dir=providers.Callable(_models_dir),
+                                   precision=config.embedding_precision)
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
     graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir)
@@ -130,7 +131,8 @@ def build(settings, *, serving: bool = False) -> Application:
     app.config.from_dict({
         "root": str(settings.root), "state_dir": str(settings.state_dir),
         "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
-        "auto_scope": getattr(settings, "auto_scope", True)})
+        "auto_scope": getattr(settings, "auto_scope", True),
+        "embedding_precision": getattr(settings, "embedding_precision", "int8")})
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))

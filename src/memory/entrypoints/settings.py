@@ -13,6 +13,8 @@ ROOT_ENV = "AI_MEMORY_ROOT"
 STATE_ENV = "AI_MEMORY_STATE_DIR"
 REPOSITORY_ENV = "AI_MEMORY_REPOSITORY"  # default repository of searches, instead of inferring
 AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a default repository
+PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
+PRECISIONS = ("int8", "fp32")
 
 
 @frozen(kw_only=True)
@@ -23,6 +25,7 @@ class Settings:
     repository: str | None = None
     auto_scope: bool = True
     cwd: Path | None = None
+    embedding_precision: str = "int8"
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
@@ -38,7 +41,7 @@ class Settings:
         return cls(root=path, state_dir=state_path, watch=watch,
                    repository=(os.environ.get(REPOSITORY_ENV) or "").strip() or None,
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
-                   cwd=_cwd())
+                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)))
 
 
 def _flag(raw: str | None, *, default: bool) -> bool:
@@ -46,6 +49,16 @@ def _flag(raw: str | None, *, default: bool) -> bool:
     if not text:
         return default
     return text not in ("0", "false", "no", "off")
+
+
+def _precision(raw: str | None) -> str:
+    text = (raw or "").strip().lower()
+    if not text:
+        return PRECISIONS[0]
+    if text not in PRECISIONS:
+        raise InvalidRequest(f"{PRECISION_ENV} must be one of {', '.join(PRECISIONS)}, "
+                             f"not {raw!r}")
+    return text
 
 
 def _cwd() -> Path | None:

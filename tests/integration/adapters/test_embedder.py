@@ -19,8 +19,13 @@ from memory.ports.embedder import Embedder
 from memory.ports.errors import EmbedderUnavailable
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
-BACKENDS = ["torch", pytest.param("onnx", marks=pytest.mark.skipif(
-    not onnx_installed(), reason="onnxruntime and onnx are not installed"))]
+NO_ONNX = pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
+# (backend, precision): the float model on both backends, and its int8 graph.
+KINDS = [("torch", "fp32"), pytest.param(("onnx", "fp32"), marks=NO_ONNX),
+         pytest.param(("onnx", "int8"), marks=NO_ONNX)]
+# int8 activations are quantized per batch, so a text's vector moves a little with its
+# batch-mates (a 2-token text batched with a 256-token one: cosine 0.968 measured).
+SAME_TEXT = {"fp32": 0.9999, "int8": 0.95}
 TEXTS = [
     "The payments service retries failed webhooks three times with exponential backoff.",
     "ok",
@@ -38,11 +43,13 @@ def onnx_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("embedder-cache")
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=KINDS, ids=lambda kind: "-".join(kind))
 def embedder(request, onnx_cache):
-    model = SentenceTransformerEmbedder(backend=request.param, cache_dir=onnx_cache, batch_size=3)
+    backend, precision = request.param
+    model = SentenceTransformerEmbedder(backend=backend, cache_dir=onnx_cache, batch_size=3,
+                                        precision=precision)
     assert model.wait_ready(900), model.state()
-    assert model.backend == request.param
+    assert model.backend == backend and model.precision == precision
     return model
 
 
@@ -63,6 +70,9 @@ def test_identity_is_known_without_loading():
     assert model.dimension == 384
     assert model.state() == "not-loaded" and model.backend is None
     assert SentenceTransformerEmbedder(max_seq_length=128).model_id.endswith("@128")
+    int8 = SentenceTransformerEmbedder(precision="int8", max_seq_length=128)
+    assert int8.model_id == "sentence-transformers/all-MiniLM-L6-v2+int8@128"
+    assert int8.state() == "not-loaded"
 
 
 def test_bad_settings_are_refused():
@@ -72,6 +82,10 @@ def test_bad_settings_are_refused():
         SentenceTransformerEmbedder(max_seq_length=1024)
     with pytest.raises(ValueError):
         SentenceTransformerEmbedder(batch_size=0)
+    with pytest.raises(ValueError, match="precision"):
+        SentenceTransformerEmbedder(precision="fp16")
+    with pytest.raises(ValueError, match="onnx backend only"):
+        SentenceTransformerEmbedder(precision="int8", backend="torch")
 
 
 def test_vectors_are_unit_float32_of_the_model_dimension(embedder):
@@ -88,7 +102,11 @@ def test_vectors_are_unit_float32_of_the_model_dimension(embedder):
 def test_order_is_kept_through_length_sorted_batches(embedder):
     vectors = embedder.embed_documents(TEXTS)  # batch_size=3: several batches, mixed lengths
     for text, vector in zip(TEXTS, vectors):
-        assert cosine(vector, embedder.embed_query(text)) > 0.9999
+        assert cosine(vector, embedder.embed_query(text)) > SAME_TEXT[embedder.precision]
+    # Each text is nearest to its own vector, whatever batch it was embedded in.
+    alone = np.stack([embedder.embed_query(text) for text in TEXTS])
+    distinct = [i for i, t in enumerate(TEXTS) if TEXTS.index(t) == i]
+    assert all(int(np.argmax(vectors[distinct] @ alone[i])) == distinct.index(i) for i in distinct)
 
 
 def test_vectors_are_deterministic(embedder):
@@ -121,8 +139,8 @@ def test_queries_from_several_threads_during_a_build(embedder):
     for thread in threads:
         thread.join()
     assert not errors and len(results) == 15
-    assert all(cosine(r, expected) > 0.9999 for r in results)
-    assert cosine(built[0], expected) > 0.9999
+    assert all(cosine(r, expected) > 0.9999 for r in results)  # one text alone: same batch
+    assert cosine(built[0], expected) > SAME_TEXT[embedder.precision]
 
 
 @pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
@@ -132,6 +150,30 @@ def test_onnx_gives_the_torch_vectors(onnx_cache):
     a, b = torch_model.embed_documents(TEXTS), onnx_model.embed_documents(TEXTS)
     assert (a * b).sum(axis=1).min() >= 0.999
     assert list(onnx_cache.glob("onnx/*/model.onnx"))
+
+
+@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
+def test_int8_vectors_stay_close_to_the_float_ones_and_rank_alike(onnx_cache):
+    float_model = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
+    int8_model = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache,
+                                             precision="int8")
+    a, b = float_model.embed_documents(TEXTS), int8_model.embed_documents(TEXTS)
+    assert (a * b).sum(axis=1).min() >= 0.95
+    assert list(onnx_cache.glob("onnx/*/model-int8.onnx"))
+    query = "what happens when a webhook fails?"
+    assert int(np.argmax(a @ float_model.embed_query(query))) == \
+        int(np.argmax(b @ int8_model.embed_query(query))) == 0
+
+
+@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
+def test_int8_never_falls_back_to_torch(tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    auto = SentenceTransformerEmbedder(backend="auto", cache_dir=blocked, precision="int8")
+    assert auto.wait_ready(300) is False and auto.state().startswith("failed: ")
+    assert auto.backend is None
+    no_cache = SentenceTransformerEmbedder(precision="int8")
+    assert no_cache.wait_ready(60) is False and "cache_dir" in no_cache.state()
 
 
 def test_state_moves_from_not_loaded_through_loading_to_ready():
@@ -184,18 +226,19 @@ def test_importing_the_adapter_imports_no_model_library():
     assert done.stdout == b"clean\n"
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_loading_and_embedding_print_nothing_to_stdout(backend, tmp_path):
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: "-".join(kind))
+def test_loading_and_embedding_print_nothing_to_stdout(kind, tmp_path):
     done = run_python("""
         import sys
         from memory.adapters.embeddings import SentenceTransformerEmbedder
-        model = SentenceTransformerEmbedder(backend=sys.argv[1], cache_dir=sys.argv[2])
+        model = SentenceTransformerEmbedder(backend=sys.argv[1], cache_dir=sys.argv[3],
+                                            precision=sys.argv[2])
         model.warm()
         assert model.wait_ready(900), model.state()
         model.embed_documents(["one", "two"] * 40)
         model.embed_query("three")
         sys.stderr.write("done " + model.state())
-    """, backend, str(tmp_path))  # a fresh cache: the onnx export runs here too
+    """, *kind, str(tmp_path))  # a fresh cache: the onnx export (and quantization) run here too
     assert done.returncode == 0, done.stderr.decode()
     assert done.stderr.decode().endswith("done ready")
     assert done.stdout == b""

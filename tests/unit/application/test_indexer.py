@@ -5,6 +5,7 @@ from attrs import evolve
 
 from builders import World, edit, make_doc
 
+from memory.adapters.inmemory import DeterministicEmbedder
 from memory.domain.errors import InvalidRequest
 
 
@@ -50,6 +51,38 @@ def test_a_change_of_chunking_rebuilds_the_index_from_the_notes():
     assert w.generations.current().chunking == "in-memory-v2"
     assert w.refresh("index").stage("index").outcome == "unchanged"
     assert first.generation != stage.generation
+
+
+class RenamedEmbedder(DeterministicEmbedder):
+    """The same vectors under another model id (as int8 and fp32 MiniLM nearly are)."""
+
+    name = "deterministic-hash-64"
+
+    @property
+    def model_id(self) -> str:
+        return self.name
+
+
+def test_a_change_of_model_warns_searches_then_reembeds_everything():
+    embedder = RenamedEmbedder()
+    w = World(docs(), embedder=embedder)
+    w.refresh("full")
+    assert not w.service.search("decision").warnings
+    embedder.name = "deterministic-hash-64+int8"
+    warned = w.service.search("decision").warnings
+    assert any("vectors come from deterministic-hash-64 and queries are embedded by "
+               "deterministic-hash-64+int8" in x for x in warned), warned
+    assert any("deterministic-hash-64+int8" in x for x in w.service.health()["warnings"])
+    before = embedder.embedded
+    report = w.refresh("index")
+    stage = report.stage("index")
+    assert stage.outcome == "published" and stage.added == 5 and stage.embedded == 5
+    assert embedder.embedded - before == 5
+    assert any("embedding model changed (deterministic-hash-64 -> deterministic-hash-64+int8)"
+               in x for x in report.warnings), report.warnings
+    assert w.generations.current().model_id == "deterministic-hash-64+int8"
+    assert not w.service.search("decision").warnings
+    assert w.refresh("index").stage("index").outcome == "unchanged"
 
 
 def test_removed_note_disappears():

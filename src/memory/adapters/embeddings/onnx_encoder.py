@@ -18,6 +18,7 @@ import numpy as np
 EXPORT_RECIPE = 1  # bump when onnx_export changes what it writes
 FINGERPRINTED = ("config.json", "model.safetensors", "tokenizer.json")
 GRAPH_NAME = "model.onnx"
+QUANTIZED_NAME = "model-int8.onnx"
 EXPORT_TIMEOUT_S = 900.0
 
 
@@ -45,15 +46,22 @@ def fingerprint(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def exported_graph(model_dir: Path, cache_dir: Path) -> Path:
-    """The cached ONNX graph for this model, exporting it first if there is none."""
+def exported_graph(model_dir: Path, cache_dir: Path, precision: str = "fp32") -> Path:
+    """The cached ONNX graph for this model and precision ("fp32" or "int8"), exported
+    (and quantized) first if there is none."""
     target = cache_dir / "onnx" / fingerprint(model_dir)
     if not (target / GRAPH_NAME).is_file():
         _run_export(model_dir, target)
-    return target / GRAPH_NAME
+    if precision == "fp32":
+        return target / GRAPH_NAME
+    if not (target / QUANTIZED_NAME).is_file():
+        _run_export(model_dir, target, "--int8")
+    if not (target / QUANTIZED_NAME).is_file():
+        raise OnnxExportFailed("int8 quantization wrote no graph")
+    return target / QUANTIZED_NAME
 
 
-def _run_export(model_dir: Path, target: Path) -> None:
+def _run_export(model_dir: Path, target: Path, *flags: str) -> None:
     # A child process keeps torch out of this one, and its stdout away from ours (the
     # stdio server's protocol channel).
     package_root = Path(__file__).resolve().parents[3]
@@ -61,7 +69,7 @@ def _run_export(model_dir: Path, target: Path) -> None:
                HF_HUB_DISABLE_PROGRESS_BARS="1",
                PYTHONPATH=os.pathsep.join(filter(None, [str(package_root),
                                                          os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "memory.adapters.embeddings.onnx_export",
+    command = [sys.executable, "-m", "memory.adapters.embeddings.onnx_export", *flags,
                str(model_dir), str(target)]
     try:
         done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL,
@@ -70,9 +78,9 @@ def _run_export(model_dir: Path, target: Path) -> None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise OnnxExportFailed(f"onnx export did not run: {exc}") from exc
     if done.returncode != 0 or not (target / GRAPH_NAME).is_file():
+        step = "int8 quantization" if flags else "onnx export"
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        raise OnnxExportFailed(f"onnx export failed (exit {done.returncode}): "
-                               + " | ".join(tail))
+        raise OnnxExportFailed(f"{step} failed (exit {done.returncode}): " + " | ".join(tail))
 
 
 class OnnxEncoder:

@@ -18,6 +18,7 @@ from memory.ports.errors import EmbedderUnavailable
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "torch", "onnx")
+PRECISIONS = ("int8", "fp32")
 NOT_LOADED, LOADING, READY = "not-loaded", "loading", "ready"
 # WordPiece turns a word of over 100 characters into one unknown token, so this many
 # characters per token is more than the kept tokens can span in any ordinary text.
@@ -34,13 +35,24 @@ class SentenceTransformerEmbedder(Embedder):
     backend "torch" runs sentence-transformers on PyTorch. "onnx" runs an ONNX graph
     exported once into cache_dir (needs onnxruntime and onnx). "auto" takes onnx when
     both are installed and a cache_dir is given, and falls back to torch if that fails.
+
+    precision "fp32" runs the model's own float weights (torch and onnx agree to 0.999).
+    "int8" runs the ONNX graph with its weights quantized to int8 (about twice as fast
+    on a CPU, vectors within cosine ~0.99 of the float ones); it needs the onnx backend
+    and never falls back to torch, whose vectors would be another model's. The precision
+    is part of model_id, so an index never mixes the two.
     """
 
     def __init__(self, *, model_dir: str | os.PathLike[str] | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, max_seq_length: int = 256,
-                 batch_size: int = 64, backend: str = "auto"):
+                 batch_size: int = 64, backend: str = "auto", precision: str = "fp32"):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, "
+                             f"not {precision!r}")
+        if precision == "int8" and backend == "torch":
+            raise ValueError("int8 precision runs on the onnx backend only, not torch")
         if not 1 <= max_seq_length <= pm.MAX_POSITIONS:
             raise ValueError(f"max_seq_length must be within 1..{pm.MAX_POSITIONS}")
         if batch_size < 1:
@@ -50,6 +62,7 @@ class SentenceTransformerEmbedder(Embedder):
         self._max_seq_length = max_seq_length
         self._batch_size = batch_size
         self._backend = backend
+        self._precision = precision
         self._state = NOT_LOADED
         self._encoder = None
         self._state_lock = threading.Lock()
@@ -58,10 +71,16 @@ class SentenceTransformerEmbedder(Embedder):
 
     @property
     def model_id(self) -> str:
-        """The model's id; a non-native max_seq_length is part of it (longer texts differ)."""
+        """The model's id; int8 precision and a non-native max_seq_length are part of it
+        (their vectors differ)."""
+        model = pm.MODEL_ID if self._precision == "fp32" else f"{pm.MODEL_ID}+{self._precision}"
         if self._max_seq_length == pm.NATIVE_MAX_SEQ_LENGTH:
-            return pm.MODEL_ID
-        return f"{pm.MODEL_ID}@{self._max_seq_length}"
+            return model
+        return f"{model}@{self._max_seq_length}"
+
+    @property
+    def precision(self) -> str:
+        return self._precision
 
     @property
     def dimension(self) -> int:
@@ -149,7 +168,7 @@ class SentenceTransformerEmbedder(Embedder):
             try:
                 return self._open_onnx(model_dir, threads)
             except Exception:
-                if self._backend == "onnx":
+                if self._backend == "onnx" or self._precision != "fp32":
                     raise
                 log.warning("onnx backend unavailable, using torch", exc_info=True)
         from memory.adapters.embeddings.torch_encoder import TorchEncoder
@@ -157,7 +176,7 @@ class SentenceTransformerEmbedder(Embedder):
         return TorchEncoder.open(model_dir, self._max_seq_length, threads)
 
     def _wants_onnx(self) -> bool:
-        if self._backend == "onnx":
+        if self._backend == "onnx" or self._precision != "fp32":
             return True
         return self._backend == "auto" and self._cache_dir is not None and onnx_installed()
 
@@ -166,5 +185,5 @@ class SentenceTransformerEmbedder(Embedder):
 
         if self._cache_dir is None:
             raise RuntimeError("the onnx backend needs a cache_dir to keep its exported graph")
-        graph = exported_graph(model_dir, self._cache_dir)
+        graph = exported_graph(model_dir, self._cache_dir, self._precision)
         return OnnxEncoder.open(model_dir, graph, self._max_seq_length, threads)
