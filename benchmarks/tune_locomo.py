@@ -51,9 +51,9 @@ def variants(base: SearchConfig):
         ("best-first-k20", dict(diversify=False, rrf_k=20)),
         ("sem0.3", dict(weights={"lexical": 1.0, "semantic": 0.3, "graph": 0.3})),
         ("graph0.1", dict(weights={"lexical": 1.0, "semantic": 0.5, "graph": 0.1})),
-        ("k20", dict(rrf_k=20)),
-        ("score-fusion", dict(fusion="score",
-                              weights={"lexical": 1.0, "semantic": 0.3, "graph": 0.1})),
+        ("rrf", dict(fusion="rrf", weights={"lexical": 1.0, "semantic": 0.25, "graph": 0.3})),
+        ("k20", dict(fusion="rrf", rrf_k=20,
+                     weights={"lexical": 1.0, "semantic": 0.25, "graph": 0.3})),
         ("diversify", dict(diversify=True)),
         ("no-focus", dict(focus=False)),
         ("items-8-lines", dict(max_item_lines=8)),
@@ -61,13 +61,13 @@ def variants(base: SearchConfig):
             max_item_lines=lines, budget_chars=budget,
             weights={"lexical": 1.0, "semantic": 0.15, "graph": 0.3}))
           for focus in (False, True) for lines in (8, 10, 12) for budget in (8000, 16000, 30000)],
-        *[(f"bf-k{k}-s{w}", dict(diversify=False, rrf_k=k,
+        *[(f"bf-k{k}-s{w}", dict(diversify=False, rrf_k=k, fusion="rrf",
                                   weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
           for k in (5, 10, 20, 40) for w in (0.15, 0.25, 0.35, 0.5)],
         *[(f"sf-s{w}", dict(fusion="score",
                             weights={"lexical": 1.0, "semantic": w, "graph": 0.1}))
           for w in (0.3, 0.5, 0.7, 1.0)],
-        *[(f"rrf-s{w}", dict(weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
+        *[(f"rrf-s{w}", dict(fusion="rrf", weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
           for w in (0.5, 0.75, 1.0)],
     ]:
         yield name, evolve(base, **change)

@@ -38,8 +38,10 @@ class SearchConfig:
     # project, shared tags) proximity carries no information and must not add noise.
     graph_contrast: float = 2.0
     rrf_k: int = 10
-    fusion: str = "rrf"  # "rrf" or "score" (min-max normalised scores)
-    weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.25, "graph": 0.3})
+    # "score": min-max normalised scores, summed with the weights below (keeps how far a
+    # list's leader is ahead); "rrf": reciprocal rank fusion with rrf_k.
+    fusion: str = "score"
+    weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.5, "graph": 0.1})
     # When no lexical hit covers this share of the query's words, the words are probably
     # not the ones the notes use (a paraphrase): trust the vectors more for this query.
     weak_lexical_coverage: float = 0.5
@@ -134,8 +136,9 @@ class RetrievalEngine:
                 {"lexical": [h.chunk.chunk_id for h in lexical],
                  "semantic": [h.chunk.chunk_id for h in semantic],
                  "graph": list(graph)}, weights, cfg.rrf_k)
+        leader = 1.0 if cfg.fusion == "score" else 1.0 / (cfg.rrf_k + 1)
         ranked = rerank(self._candidates(fused, lexical, semantic, graph, by_id), features,
-                        scope.query_tickets, self._today(), cfg.rerank)
+                        scope.query_tickets, self._today(), cfg.rerank, leader)
         ranked = self._hop(ranked, scope, features, by_id)
         no_answer = is_no_answer(ranked, features, cfg.no_answer,
                                  self._unknown(ranked, features, scope.filter))

@@ -115,7 +115,8 @@ class MemoryService:
             "generation": generation.as_dict(), "no_answer": trace.no_answer,
             "terms": list(trace.features.terms),
             "identifiers": list(trace.features.identifiers),
-            "weights": dict(self.engine.config.weights), "rrf_k": self.engine.config.rrf_k,
+            "fusion": self.engine.config.fusion, "weights": dict(self.engine.config.weights),
+            "rrf_k": self.engine.config.rrf_k,
             "counts": {"lexical": len(trace.lexical), "semantic": len(trace.semantic),
                        "graph": len(trace.graph)},
             "candidates": [self._explain_candidate(c, trace, i) for i, c in

@@ -6,12 +6,9 @@ from collections.abc import Iterable, Sequence
 
 from attrs import evolve, frozen
 
-from memory.domain.fusion import RRF_K
 from memory.domain.notes import Chunk, Note, Status
 from memory.domain.text import QueryFeatures, contains_exact, mentions_name, title_terms
 
-# One bonus unit is what being ranked first in one more list is worth under RRF.
-UNIT = 1.0 / (RRF_K + 1)
 
 
 @frozen(kw_only=True)
@@ -51,46 +48,56 @@ class RerankPolicy:
     needs_review: float = -0.1  # tie-breakers: a stale note is still the note asked for
     past_review: float = -0.1
     window: int = 50  # only the top of the fused list is reranked
+    # One bonus point is this share of what leading one list of weight 1 adds to the fused
+    # score (1/(k+1) under RRF, 1.0 under score fusion): an exact identifier (3 points)
+    # outweighs leading one more list. Benchmarks are flat from 0.05 to 0.5 (docs/benchmarks.md).
+    unit: float = 0.5
 
 
 def rerank(candidates: Sequence[Candidate], features: QueryFeatures,
            query_tickets: Iterable[str] = (), today: str | None = None,
-           policy: RerankPolicy = RerankPolicy()) -> list[Candidate]:
-    """Apply exact-match bonuses and status penalties to the top window, then re-sort."""
+           policy: RerankPolicy = RerankPolicy(), leader: float = 1.0) -> list[Candidate]:
+    """Apply exact-match bonuses and status penalties to the top window, then re-sort.
+
+    `leader` is what ranking first in one list of weight 1 adds to a fused score; bonus
+    points are scaled to it, so they weigh the same under either fusion.
+    """
     tickets = {t.upper() for t in query_tickets}
-    head = [_adjust(c, features, tickets, today, policy) for c in candidates[:policy.window]]
+    point = policy.unit * leader
+    head = [_adjust(c, features, tickets, today, policy, point)
+            for c in candidates[:policy.window]]
     head.sort(key=lambda c: -c.score)
     return head + list(candidates[policy.window:])
 
 
 def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None,
-            p: RerankPolicy) -> Candidate:
+            p: RerankPolicy, point: float) -> Candidate:
     text = c.chunk.text
     names = " ".join(c.note.names)
     for ident in f.identifiers:
         if contains_exact(text, ident) or contains_exact(names, ident):
-            c = c.with_bonus(p.identifier * UNIT, f"identifier:{ident}")
+            c = c.with_bonus(p.identifier * point, f"identifier:{ident}")
     for path in f.paths:
         if contains_exact(c.note.path, path) or contains_exact(text, path):
-            c = c.with_bonus(p.path * UNIT, f"path:{path}")
+            c = c.with_bonus(p.path * point, f"path:{path}")
     for phrase in f.phrases:
         if contains_exact(text, phrase):
-            c = c.with_bonus(p.phrase * UNIT, "phrase")
+            c = c.with_bonus(p.phrase * point, "phrase")
     if c.note.ticket and c.note.ticket.upper() in tickets:
-        c = c.with_bonus(p.ticket * UNIT, f"ticket:{c.note.ticket}")
+        c = c.with_bonus(p.ticket * point, f"ticket:{c.note.ticket}")
     elif any(contains_exact(text, t) for t in tickets):
-        c = c.with_bonus(p.ticket_mention * UNIT, "ticket-mention")
+        c = c.with_bonus(p.ticket_mention * point, "ticket-mention")
     if f.terms and set(f.terms) <= title_terms(c.note.title):
-        c = c.with_bonus(p.title * UNIT, "title")
+        c = c.with_bonus(p.title * point, "title")
     status = c.note.effective_status
     if status is Status.SUPERSEDED:
-        c = c.with_bonus(p.superseded * UNIT, "superseded")
+        c = c.with_bonus(p.superseded * point, "superseded")
     elif status is Status.ARCHIVED:
-        c = c.with_bonus(p.archived * UNIT, "archived")
+        c = c.with_bonus(p.archived * point, "archived")
     elif status is Status.NEEDS_REVIEW:
-        c = c.with_bonus(p.needs_review * UNIT, "needs-review")
+        c = c.with_bonus(p.needs_review * point, "needs-review")
     if today and c.note.review_after and c.note.review_after[:10] < today[:10]:
-        c = c.with_bonus(p.past_review * UNIT, "past-review-date")
+        c = c.with_bonus(p.past_review * point, "past-review-date")
     return c
 
 
