@@ -10,7 +10,6 @@ from memory.domain.notes import Chunk, Note, Status
 from memory.domain.text import QueryFeatures, contains_exact, mentions_name, title_terms
 
 
-
 @frozen(kw_only=True)
 class Candidate:
     """A chunk on its way into the packet, with every signal that touched it."""

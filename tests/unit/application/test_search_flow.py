@@ -64,6 +64,20 @@ def test_ticket_id_in_query_is_resolved_and_ranks_the_ticket_first(world):
     assert any(r.startswith("ticket:") for r in packet.items[0].reasons)
 
 
+@pytest.mark.parametrize("fusion", ["score", "rrf"])
+def test_bonus_points_weigh_the_same_under_either_fusion(fusion):
+    """A ticket named in the query wins over a note that leads the lexical list on another
+    word ("alpha"): bonus points are scaled to what leading a list is worth."""
+    w = World(corpus(), config=SearchConfig(fusion=fusion))
+    w.refresh("full")
+    packet = w.service.search("what did we decide for ALPHA-142 about backoff")
+    assert paths(packet)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
+    first, second = packet.items[0], packet.items[1]
+    assert {"identifier:ALPHA-142", "ticket:ALPHA-142"} <= set(first.reasons)
+    assert first.score > second.score
+    assert w.service.explain("ALPHA-142")["fusion"] == fusion
+
+
 def test_explicit_ticket_filter_admits_only_that_ticket(world):
     packet = world.service.search("retry", ticket="alpha-142")
     assert paths(packet) == ["Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"]
