@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from attrs import evolve, field, frozen
+from attrs import evolve, field, frozen, validators
 
 from memory.application.requests import SearchRequest
 from memory.domain.context import Span, allot, expand_span
@@ -40,7 +40,7 @@ class SearchConfig:
     rrf_k: int = 10
     # "score": min-max normalised scores, summed with the weights below (keeps how far a
     # list's leader is ahead); "rrf": reciprocal rank fusion with rrf_k.
-    fusion: str = "score"
+    fusion: str = field(default="score", validator=validators.in_(("score", "rrf")))
     weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.5, "graph": 0.1})
     # When no lexical hit covers this share of the query's words, the words are probably
     # not the ones the notes use (a paraphrase): trust the vectors more for this query.

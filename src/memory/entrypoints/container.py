@@ -22,7 +22,7 @@ from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.retrieval import RetrievalEngine, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
-from memory.entrypoints.settings import REPOSITORY_ENV
+from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV
 
 
 def _models_dir() -> str:
@@ -132,7 +132,7 @@ def build(settings, *, serving: bool = False) -> Application:
         "root": str(settings.root), "state_dir": str(settings.state_dir),
         "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
         "auto_scope": getattr(settings, "auto_scope", True),
-        "embedding_precision": getattr(settings, "embedding_precision", "int8")})
+        "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION)})
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))

@@ -78,6 +78,11 @@ def test_bonus_points_weigh_the_same_under_either_fusion(fusion):
     assert w.service.explain("ALPHA-142")["fusion"] == fusion
 
 
+def test_an_unknown_fusion_is_refused():
+    with pytest.raises(ValueError, match="fusion"):
+        SearchConfig(fusion="max")
+
+
 def test_explicit_ticket_filter_admits_only_that_ticket(world):
     packet = world.service.search("retry", ticket="alpha-142")
     assert paths(packet) == ["Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"]

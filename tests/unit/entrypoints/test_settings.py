@@ -29,3 +29,10 @@ def test_an_unknown_precision_is_refused_by_name(tmp_path, monkeypatch):
     monkeypatch.setenv(PRECISION_ENV, "fp16")
     with pytest.raises(InvalidRequest, match=f"{PRECISION_ENV} must be one of int8, fp32"):
         Settings.resolve(str(tmp_path))
+
+
+def test_settings_offer_exactly_the_embedder_precisions():
+    from memory.adapters.embeddings.sentence_transformer import PRECISIONS as EMBEDDER
+
+    from memory.entrypoints.settings import DEFAULT_PRECISION, PRECISIONS
+    assert set(PRECISIONS) == set(EMBEDDER) and DEFAULT_PRECISION in EMBEDDER

@@ -105,6 +105,7 @@ def int8_parity(model_dir: Path, graph: Path, quantized: Path) -> float:
 
 def main_int8(model_dir: Path, target: Path) -> int:
     """Write target/model-int8.onnx from target/model.onnx, atomically, once it is checked."""
+    offline_environment()
     work = Path(tempfile.mkdtemp(prefix=".int8-", dir=target))
     try:
         quantize(target / GRAPH_NAME, work / QUANTIZED_NAME)
@@ -146,6 +147,5 @@ def main(model_dir: Path, target: Path) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--int8":
-        offline_environment()
         sys.exit(main_int8(Path(sys.argv[2]), Path(sys.argv[3])))
     sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
