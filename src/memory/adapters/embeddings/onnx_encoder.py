@@ -11,6 +11,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -84,12 +85,22 @@ def _run_export(model_dir: Path, target: Path, *flags: str) -> None:
 
 
 class OnnxEncoder:
+    """Runs the graph one text at a time on single-thread runs, `workers` runs at once.
+
+    A text alone is neither padded nor quantized with batch-mates (int8 activations take
+    one scale per run), so its vector depends on its own text only: an incremental refresh
+    writes the vectors a rebuild would. onnxruntime runs one session from several threads,
+    and on 2 cores two single-thread runs outpace one two-thread batch of 64 by 40-70 %
+    (docs/benchmarks.md); a query also answers faster on one thread (1.8 against 2.3 ms).
+    """
+
     name = "onnx"
 
-    def __init__(self, session, tokenizer):
+    def __init__(self, session, tokenizer, workers: int = 1):
         self._session = session
         self._tokenizer = tokenizer
         self._inputs = {i.name for i in session.get_inputs()}
+        self._workers = max(1, workers)
 
     @classmethod
     def open(cls, model_dir: Path, graph: Path, max_seq_length: int, threads: int) -> OnnxEncoder:
@@ -97,24 +108,20 @@ class OnnxEncoder:
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1  # parallel across texts instead (see the class)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only; warnings would be noise on stderr
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Idle worker threads sleep instead of spinning: a search embeds its query while
-        # FTS5 ranks on the other core, and a spinning thread would take that core from it
-        # (10k search p50 22 -> 17 ms; batch throughput unchanged within noise).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         # tokenizer.json pads every text to a fixed 128; pad to the batch's longest instead.
         tokenizer.enable_truncation(max_length=max_seq_length)
         pad_id = tokenizer.token_to_id("[PAD]") or 0
         tokenizer.enable_padding(pad_id=pad_id, pad_token="[PAD]")
-        return cls(session, tokenizer)
+        return cls(session, tokenizer, workers=threads)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors for one batch, in the order given."""
+        """Unit vectors for one batch (one run), in the order given."""
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
@@ -123,3 +130,10 @@ class OnnxEncoder:
         hidden = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         return mean_pooled(hidden, mask)
 
+    def encode_documents(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Unit vectors in the order given, each text in a run of its own (batch_size is
+        the torch backend's; here every vector is independent of the others)."""
+        if len(texts) <= 1 or self._workers == 1:
+            return np.concatenate([self.encode([t]) for t in texts])
+        with ThreadPoolExecutor(self._workers, thread_name_prefix="embed") as pool:
+            return np.concatenate(list(pool.map(lambda t: self.encode([t]), texts)))

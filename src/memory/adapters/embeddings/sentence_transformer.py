@@ -41,6 +41,10 @@ class SentenceTransformerEmbedder(Embedder):
     on a CPU, vectors within cosine ~0.99 of the float ones); it needs the onnx backend
     and never falls back to torch, whose vectors would be another model's. The precision
     is part of model_id, so an index never mixes the two.
+
+    batch_size is the torch backend's (texts per batch, grouped by length). The onnx
+    backend encodes each text alone, one per CPU at a time, so no vector depends on the
+    texts embedded with it (int8 activations are quantized per run).
     """
 
     def __init__(self, *, model_dir: str | os.PathLike[str] | None = None,
@@ -66,7 +70,6 @@ class SentenceTransformerEmbedder(Embedder):
         self._state = NOT_LOADED
         self._encoder = None
         self._state_lock = threading.Lock()
-        self._encode_lock = threading.Lock()
         self._settled = threading.Event()  # set once loading has succeeded or failed
 
     @property
@@ -109,29 +112,27 @@ class SentenceTransformerEmbedder(Embedder):
         return self._state == READY
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), 384) float32; batches hold texts of similar length, order is kept."""
+        """(len(texts), 384) float32 in the order given (torch: batches of similar length;
+        onnx: each text in a run of its own, so no vector depends on the others)."""
         texts = [self._bounded(t) for t in texts]
         encoder = self._ready_encoder()
-        out = np.empty((len(texts), pm.DIMENSION), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        for start in range(0, len(order), self._batch_size):
-            picked = order[start:start + self._batch_size]
-            out[picked] = self._encode(encoder, [texts[i] for i in picked])
-        return out
+        if not texts:
+            return np.empty((0, pm.DIMENSION), dtype=np.float32)
+        return self._encode(encoder, encoder.encode_documents, texts, self._batch_size)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode(self._ready_encoder(), [self._bounded(text)])[0]
+        encoder = self._ready_encoder()
+        return self._encode(encoder, encoder.encode, [self._bounded(text)])[0]
 
     def _bounded(self, text: str) -> str:
         """The text cut where no kept token can start: the model reads max_seq_length
         tokens, but the tokenizer would first split all of it (1.2 GB for one 2 MB line)."""
         return text[: self._max_seq_length * CHARS_PER_TOKEN_BOUND]
 
-    def _encode(self, encoder, batch: list[str]) -> np.ndarray:
-        # One batch per lock hold, so a query can slip in between the batches of a build.
+    @staticmethod
+    def _encode(encoder, run, *args) -> np.ndarray:
         try:
-            with self._encode_lock:
-                return encoder.encode(batch)
+            return run(*args)
         except Exception as exc:
             raise EmbedderUnavailable(f"embedding failed on {encoder.name}: {exc}") from exc
 
