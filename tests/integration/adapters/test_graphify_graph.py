@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import textwrap
 import time
+import weakref
 from pathlib import Path
 
 import pytest
 
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.graphify import graph as graph_module
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.domain.errors import NotFound, Unavailable
 from memory.ports.graph_provider import GraphProvider
@@ -158,3 +161,32 @@ def test_a_damaged_graph_file_does_not_crash_and_keeps_the_last_good(tmp_path):
     (state / "graph" / "CURRENT").write_text("garbage that is not an id/", "utf-8")
     assert loaded.current().id == first.id
     assert loaded.problems()
+
+
+@pytest.fixture
+def unfrozen():
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_a_small_graph_is_left_to_the_collector(tmp_path, unfrozen):
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    publish(root, state)
+    assert GraphifyGraph(state).current() is not None
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_big_graph_is_frozen_and_the_one_it_replaces_is_freed(tmp_path, unfrozen,
+                                                                  monkeypatch):
+    monkeypatch.setattr(graph_module, "SETTLE_MIN_NODES", 1)  # every graph counts as big
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    first = publish(root, state, limit=3)
+    graph = GraphifyGraph(state)
+    assert graph.current().id == first.id
+    assert gc.get_freeze_count() > 0
+    old = weakref.ref(graph._snapshot.graph)  # networkx graphs hold reference cycles
+    second = publish(root, state)
+    assert graph.current().id == second.id
+    assert old() is None  # collected before the new graph was frozen, not frozen with it
+    assert graph.path("retry-policy", "canary") is not None
