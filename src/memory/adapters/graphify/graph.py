@@ -23,11 +23,12 @@ SETTLE_MIN_NODES = 5000
 def settle(big: bool) -> None:
     """After a graph (re)load: collect what the last one left, then freeze what is alive.
 
-    A graph of 10k notes is ~350k tracked objects that live until the next full refresh,
-    and every full collection walked them (0.2-0.3 s, a pause that lands on whatever
-    refresh or search allocated last). Frozen objects are skipped by those passes. A
-    networkx graph holds reference cycles, so a frozen one would never be freed: the old
-    graph is collected (one full pass per reload) before the new one is frozen.
+    A graph of 10k notes is most of the ~390k objects the collector tracks, alive until
+    the next full refresh, and every full collection walked them (0.2-0.3 s, a pause that
+    lands on whatever refresh or search allocated last). Frozen objects are skipped by
+    those passes. A networkx graph holds reference cycles, so a frozen one would never be
+    freed: the old graph is collected (one full pass per reload) before the new one is
+    frozen.
     """
     if not big and not gc.get_freeze_count():
         return
