@@ -19,6 +19,8 @@ nothing about individual questions is used.
   per chunk; every chunk in scope is scored, the best semantic_depth kept.
 - statement-query: the question word and auxiliary ("What did ...") are cut before the
   query is embedded, so it reads more like the statements in the notes.
+- feedback-K-A: pseudo-relevance feedback; the query vector moves toward the mean vector
+  of the top K lexical chunks (q + A * mean, renormalised) before the semantic search.
 - question-line-W: a candidate whose best-matching line is itself a question loses W points
   (a line that asks the query's question is rarely its answer).
 """
@@ -179,6 +181,44 @@ def statement_query(original):
     return query_vector
 
 
+class Feedback:
+    """Rocchio feedback from the first lexical list a search makes to its semantic query."""
+
+    def __init__(self, embedder, top: int, weight: float):
+        self.embedder, self.top, self.weight = embedder, top, weight
+        self.lexical: list = []
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def trace(self, original):
+        def trace(engine, request):
+            self.lexical = []
+            return original(engine, request)
+        return trace
+
+    def search(self, original):
+        def search(store, query, scope, limit):
+            found = original(store, query, scope, limit)
+            if not self.lexical:
+                self.lexical = found
+            return found
+        return search
+
+    def semantic(self, original):
+        def semantic(engine, embedded, scope, warnings):
+            vector, why = embedded
+            if vector is None or not self.lexical:
+                return original(engine, embedded, scope, warnings)
+            query = np.asarray(vector) + self.weight * np.mean(
+                [self.vector(h.chunk) for h in self.lexical[:self.top]], axis=0)
+            return original(engine, (query / np.linalg.norm(query), why), scope, warnings)
+        return semantic
+
+    def vector(self, chunk) -> np.ndarray:
+        if chunk.chunk_id not in self.vectors:
+            self.vectors[chunk.chunk_id] = self.embedder.embed_documents([chunk.indexed_text])[0]
+        return self.vectors[chunk.chunk_id]
+
+
 def question_line_penalty(weight: float):
     def wrap(original):
         def rerank(cands, features, tickets=(), today=None, policy=None, leader=1.0):
@@ -264,6 +304,14 @@ def main() -> int:
         experiments[f"windows-{size}-{stride}-semantic-only"] = \
             lambda size=size, stride=stride, w=windows: w(size, stride, semantic_only)
     experiments["semantic-only"] = lambda: measure(semantic_only)
+    for top, weight in ((1, 0.3), (1, 0.6), (3, 0.3), (3, 1.0)):
+        def feedback(top=top, weight=weight):
+            rule = Feedback(embedder.inner, top, weight)
+            with patched(Engine, "trace", rule.trace), \
+                    patched(type(store), "search", rule.search), \
+                    patched(Engine, "_semantic", rule.semantic):
+                return measure()
+        experiments[f"feedback-{top}-{weight}"] = feedback
     experiments["statement-query"] = under(Engine, "_query_vector", statement_query)
     for weight in (0.1, 0.2, 0.4):
         experiments[f"question-line-{weight}"] = under(retrieval, "rerank",
