@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Create .venv and install ai-memory with its dev extras, if not already done.
 # torch is pinned and installed first: an unpinned torch pulls a multi-GB CUDA build.
+# As root on Debian/Ubuntu it also installs strace, which tests/integration/test_no_egress.py
+# needs (that test fails, never skips, without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null 2>&1; then
+  echo "installing strace (apt-get)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq --no-install-recommends strace \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace; }; } \
+    >/dev/null 2>&1 || echo "warning: strace could not be installed; install it by hand" >&2
+fi
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 if [ ! -x .venv/bin/python ]; then
