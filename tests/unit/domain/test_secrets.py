@@ -1,15 +1,23 @@
-"""Secret-shaped text is redacted with a visible marker and located by line."""
+"""Secret-shaped text is redacted with a visible marker and located by line; prose, placeholders
+and references to where a secret lives are not."""
+
+from pathlib import Path
 
 import pytest
 
 from builders import World, make_doc
 
-from memory.domain.secrets import redact_lines
+from memory.domain.secrets import (contains_secret, find_secrets, redact_data, redact_lines,
+                                   redact_text, secret_kind_under_name)
+
+ROOT = Path(__file__).resolve().parents[3]
+LOCOMO = ROOT.parent / "shared" / "eval" / "locomo-dev" / "memory"
 
 SECRETS = [
     ("aws-access-key", "AKIAIOSFODNN7EXAMPLE", "the key is {} for staging"),
     ("aws-secret-key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = {}"),
     ("bearer-token", "abcdef0123456789abcdef", "curl -H 'Authorization: Bearer {}'"),
+    ("authorization-header", "abcdef0123456789", "curl -H 'Authorization: Token {}'"),
     ("url-password", "hunter2pass", "DATABASE_URL=postgres://admin:{}@db.local:5432/app"),
     ("github-token", "ghp_" + "a1" * 18, "export GH={}"),
     ("password-assignment", "correct-horse-battery", "password: {}"),
@@ -32,10 +40,141 @@ def test_private_key_blocks_are_redacted_whole():
     assert [f.line for f in findings] == [2, 3, 4]
 
 
-def test_ordinary_prose_is_untouched():
-    lines = ["the token budget is 30 seconds", "password reset flow sends an email",
-             "see https://example.com/docs for details"]
-    assert redact_lines(lines) == (tuple(lines), ())
+# Each was missed before: the line, then what must not survive.
+MISSED = [
+    ("password: hunter2", "hunter2"),
+    ('password: "correct horse battery staple"', "horse battery"),
+    ("password: correct horse battery staple", "battery staple"),
+    ("session eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZXBsb3kifQ.c2lnbmF0dXJlX2J5dGVz", "eyJzdWIiOiJkZXBsb3kifQ"),
+    ("https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBBBB/cccccccccccccccccccccccc", "cccccccc"),
+    ("stripe sk_live_51HxxxxxxxxxxxxxxxxxxxxQ and rk_live_51Hyyyyyyyyyyyyyyyy", "51Hx"),
+    ("DefaultEndpointsProtocol=https;AccountName=a;AccountKey=bm90IGEgcmVhbCBrZXkgYXQgYWxs+Zm9v==;",
+     "bm90IGEg"),
+    ("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdef"),
+    ("curl -H 'Authorization: Basic ZGVwbG95Omh1bnRlcjI='", "ZGVwbG95Omh1bnRlcjI"),
+    ("REDIS_URL=redis://:s3cr3tpw@cache:6379/0", "s3cr3tpw"),
+    ("PIN: 4821", "4821"),
+    ("DB_PASS=xyz12", "xyz12"),
+    ("Server=db;Database=app;User Id=svc;Password=two words here;Encrypt=True", "two words"),
+    ("<password>hunter2</password>", "hunter2"),
+    ('password: str = "hunter2"', "hunter2"),
+    ("mysql --user=app --password hunter2x --host db", "hunter2x"),
+    ("Cookie: session=9f8e7d6c5b4a; theme=dark", "9f8e7d6c5b4a"),
+    ("X-Api-Key: 0123456789abcdef0123", "0123456789abcdef"),
+]
+
+
+@pytest.mark.parametrize("line,value", MISSED)
+def test_shapes_the_old_detector_missed_are_redacted(line, value):
+    (clean,), findings = redact_lines([line])
+    assert value not in clean and "[REDACTED:" in clean and findings
+
+
+def test_a_label_stays_readable():
+    assert redact_text("password: hunter2") == "password: [REDACTED:password-assignment]"
+    assert redact_text('"client_secret": "s3cr3t!"') == '"client_secret": "[REDACTED:secret-assignment]"'
+    assert redact_text("AccountKey=Zm9vYmFyYmF6cXV4cXV1eA==;") == \
+        "AccountKey=[REDACTED:connection-string-key];"
+
+
+PROSE = [
+    "the token budget is 30 seconds", "password reset flow sends an email",
+    "see https://example.com/docs for details", "rotate the secret monthly",
+    "Token: see the vault entry", "api_key: <your key here>", "password: ${DB_PASSWORD}",
+    "password: (ask Lena)", "secret: true", "secret: false", "password: ****",
+    "- **Token:** stored in 1Password, rotated by the platform team",
+    "Password: we keep it in the vault", "token: $GITHUB_TOKEN", "password: DB_PASSWORD",
+    'token = os.environ["GITHUB_TOKEN"]', "password = settings.DB_PASSWORD",
+    "token: ~/.config/nx/token.json", "token_url: https://auth.example.com/token",
+    "max_tokens: 512", "password_policy: strict", "secrets: [alpha-secrets, beta-secrets]",
+    "They need not be secret: IVs are public.", "- `nx login --user <name> --password` stores a token",
+    "PWD=/home/deploy", "bypass: true", "pin: 3.11", '"NextToken": "AAEAAVdoZWVsIG9mIEZvcnR1bmU="',
+    "permissions: id-token: write", "password: Optional[str] = None",
+    "The agent says `NX-401: token expired`.", "docker login -u AWS -p <password> https://x",
+    "Basic Operations for Tables", "Authorization: Bearer <token>", "Authorization: Bearer $TOKEN",
+    "postgres://user:<password>@localhost/db", "postgres://user:${PGPASSWORD}@localhost/db",
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod-db", "credentials: ./creds.json",
+]
+
+
+@pytest.mark.parametrize("line", PROSE)
+def test_prose_placeholders_and_references_are_untouched(line):
+    assert redact_lines([line]) == ((line,), ())
+    assert not contains_secret(line)
+
+
+WEAK = ["password: changeme", "password: password", "PASSWORD=admin", "PIN: 1234",
+        "passphrase: letmein", "secret: s"]
+
+
+def test_weak_passwords_are_values_and_one_character_is_not():
+    assert [contains_secret(line) for line in WEAK] == [True, True, True, True, True, False]
+
+
+def test_find_secrets_gives_columns_and_kinds_without_values():
+    text = "first line\nexport DB_PASSWORD=hunter22 AKIAIOSFODNN7REALLYX"
+    spans = find_secrets(text)
+    line = text.split("\n")[1]
+    assert [(s.line, line[s.start:s.end], s.kind) for s in spans] == [
+        (2, "hunter22", "password-assignment"), (2, "AKIAIOSFODNN7REALLYX", "aws-access-key")]
+
+
+def test_a_value_is_judged_under_its_key():
+    assert secret_kind_under_name("db_password", "hunter2") == "password-assignment"
+    assert secret_kind_under_name("clientSecret", "correct horse") == "secret-assignment"
+    assert secret_kind_under_name("password", "${DB_PASSWORD}") is None
+    assert secret_kind_under_name("token_url", "https://x/token") is None
+    assert secret_kind_under_name("title", "hunter2") is None
+    assert redact_data({"password": "see the vault", "PIN": 4821}) == \
+        {"password": "see the vault", "PIN": "[REDACTED:pin-assignment]"}
+
+
+def test_overlapping_shapes_hide_their_union():
+    line = "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlX2J5dGVz"
+    (clean,), findings = redact_lines([line])
+    assert clean == "Authorization: Bearer [REDACTED:jwt]"
+    assert [f.kind for f in findings] == ["jwt"]
+
+
+def test_a_service_account_key_on_one_line_is_hidden_whole():
+    line = '  "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n",'
+    clean, findings = redact_lines([line, '  "client_email": "svc@p.iam.gserviceaccount.com"'])
+    assert clean[0] == "[REDACTED:private-key]" and "MIIEvQ" not in clean[0]
+    assert clean[1].endswith('"svc@p.iam.gserviceaccount.com"') and len(findings) == 1
+
+
+HOSTILE_UNITS = ["eyJ.", "eyJabcdefgh.", "a=", "://", "QUJD+/", "password: ", "token=token ",
+                 'password: "', "<password>", ";pwd={", "Password=a;", "Authorization: ",
+                 "a_password: the ", "--token ", "hooks.slack.com/services/", "1234567890:AA",
+                 "Basic QUJD", "sig=", "x.token: ", "password: ${"]
+
+
+@pytest.mark.timeout(60)  # a hang guard: linear work is a fraction of a second, quadratic minutes
+@pytest.mark.parametrize("unit", HOSTILE_UNITS)
+def test_redaction_finishes_on_hostile_lines_of_every_new_shape(unit):
+    """The time itself is a benchmark figure (benchmarks/test_redaction_speed.py)."""
+    line = unit * (200_000 // len(unit))
+    for tail in ("", "\u00e9!", " x"):
+        clean, _ = redact_lines([line + tail])
+        assert len(clean) == 1
+
+
+def test_no_line_of_the_frozen_benchmark_vault_is_redacted():
+    """The vault talks about secrets (rotation, where they live) but holds none."""
+    notes = sorted((ROOT / "benchmarks" / "fixtures" / "vault").rglob("*.md"))
+    assert notes
+    hits = [(path.name, f.line) for path in notes
+            for f in redact_lines(path.read_text(encoding="utf-8").split("\n"))[1]]
+    assert hits == []
+
+
+def test_no_line_of_the_locomo_conversations_is_redacted():
+    """A real conversational corpus: every redaction there would be a word lost to search."""
+    if not LOCOMO.is_dir():
+        pytest.skip(f"{LOCOMO} not present")
+    hits = [(path.name, f.line) for path in sorted(LOCOMO.rglob("*.md"))
+            for f in redact_lines(path.read_text(encoding="utf-8").split("\n"))[1]]
+    assert hits == []
 
 
 def test_search_and_get_redact_and_health_lists_the_note():
