@@ -1,11 +1,13 @@
-"""GitHub Copilot CLI: `mcpServers` in `~/.copilot/mcp-config.json`; skills in ~/.copilot/skills."""
+"""GitHub Copilot CLI: `mcpServers` in `~/.copilot/mcp-config.json`; skill in ~/.agents/skills."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch, agents_skill_path,
+)
 
 
 def copilot_home(host: Host) -> Path:
@@ -26,6 +28,7 @@ TARGET = ClientTarget(
     config_path=lambda host: copilot_home(host) / "mcp-config.json",
     marker=copilot_home,
     entry=copilot_entry,
-    skill_path=lambda host: copilot_home(host) / "skills" / SERVER_NAME,
+    skill_path=agents_skill_path,
+    legacy_skill_paths=lambda host: (copilot_home(host) / "skills" / SERVER_NAME,),
     check="/mcp inside a copilot session",
 )
