@@ -752,3 +752,13 @@ def test_a_launcher_with_leading_arguments_is_written_whole(linux, client):
     linux.run(clients=[client], command=uvx)
 
     assert launch_of(client, our_entry(client, load(linux.config(client)))) == [*uvx, *linux.args]
+
+
+def test_copilot_home_moves_the_copilot_config(linux, tmp_path):
+    linux.env = {"COPILOT_HOME": str(tmp_path / "copilot-home")}
+
+    linux.run(clients=["copilot"])
+
+    config = tmp_path / "copilot-home" / "mcp-config.json"
+    assert launch_of("copilot", our_entry("copilot", load(config))) == [COMMAND, *linux.args]
+    assert not (linux.home / ".copilot").exists()

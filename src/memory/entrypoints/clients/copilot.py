@@ -11,7 +11,8 @@ from memory.entrypoints.clients.target import (
 
 
 def copilot_home(host: Host) -> Path:
-    return host.home / ".copilot"
+    """`$COPILOT_HOME` moves the config folder (and the skills folder inside it)."""
+    return host.from_env("COPILOT_HOME") or host.home / ".copilot"
 
 
 def copilot_entry(launch: ServerLaunch) -> ServerEntry:
