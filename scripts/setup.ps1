@@ -1,10 +1,12 @@
 # Set up ai-memory on Windows: create .venv, install, build the index of a memory root,
-# prove the server answers, and optionally register the MCP clients.
+# prove the server answers, and optionally register the MCP clients (those found, or the
+# ones named in -Clients; -Name registers a second root beside the first).
 #   .\scripts\setup.ps1 -MemoryRoot 'C:\path\to\AI-Memory' -InstallClients
 param(
     [string]$MemoryRoot = (Join-Path $HOME 'AI-Memory'),
     [switch]$InstallClients,
     [string]$Clients = '',
+    [string]$Name = '',
     [switch]$DryRun,
     [switch]$Uninstall
 )
@@ -26,6 +28,7 @@ $env:HF_HUB_OFFLINE = '1'; $env:TRANSFORMERS_OFFLINE = '1'; $env:TOKENIZERS_PARA
 $setupArgs = @('setup', '--memory-root', $MemoryRoot)
 if ($InstallClients) { $setupArgs += '--install-clients' }
 if ($Clients) { $setupArgs += @('--clients', $Clients) }
+if ($Name) { $setupArgs += @('--name', $Name) }
 if ($DryRun) { $setupArgs += '--dry-run' }
 if ($Uninstall) { $setupArgs += '--uninstall' }
 & '.venv\Scripts\ai-memory.exe' @setupArgs

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up ai-memory: create .venv, install, build the index of a memory root and prove
-# the server answers. Pass --memory-root DIR (default ~/AI-Memory) and --install-clients
-# to register the MCP server with Codex, Claude Code/Desktop, Copilot, OpenCode, VS Code.
+# the server answers. Pass --root DIR (default ~/AI-Memory) and --install-clients to
+# register the MCP server with the clients found (Codex, Claude Code/Desktop, Copilot,
+# OpenCode, VS Code), or name them with --clients; see `ai-memory setup --help`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh
@@ -10,8 +11,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 root=""
 prev=""
 for a in "$@"; do
-  [ "$prev" = "--memory-root" ] && root="$a"
-  case "$a" in --memory-root=*) root="${a#--memory-root=}";; esac
+  case "$prev" in --root|--memory-root) root="$a";; esac
+  case "$a" in --root=*|--memory-root=*) root="${a#*=}";; esac
   prev="$a"
 done
 root=${root:-${AI_MEMORY_ROOT:-$HOME/AI-Memory}}

@@ -17,10 +17,11 @@ from memory.entrypoints.clients import CLIENT_NAMES, install_clients, json_confi
 from memory.entrypoints.clients.jsonc_text import JsoncScanError
 
 REPO = Path(__file__).resolve().parents[2]
-SKILL_SOURCE = REPO / "skills" / "ai-memory"
+SKILL_SOURCE = REPO / "src" / "memory" / "skills" / "ai-memory"
 COMMAND = "/opt/ai-memory/bin/ai-memory"
 PLATFORMS = ("linux", "darwin", "win32")
-SKILL_CLIENTS = ("claude-code", "copilot", "opencode")
+SKILL_CLIENTS = ("codex", "claude-code", "copilot", "opencode", "vscode")
+SHARED_SKILL_CLIENTS = ("codex", "copilot", "opencode", "vscode")  # all read ~/.agents/skills
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
          "memory_refresh", "memory_health", "memory_feedback"}
 
@@ -38,9 +39,9 @@ class Layout:
 
     def run(self, **options):
         options.setdefault("clients", list(CLIENT_NAMES))
+        options.setdefault("command", COMMAND)
         return install_clients(home=self.home, platform=self.platform, env=self.env,
-                               command=COMMAND, memory_root=self.memory_root,
-                               skill_dir=SKILL_SOURCE, **options)
+                               memory_root=self.memory_root, skill_dir=SKILL_SOURCE, **options)
 
     def app_data(self) -> Path:
         return {"linux": self.home / ".config",
@@ -58,11 +59,10 @@ class Layout:
         }[client]
 
     def skill(self, client: str) -> Path:
-        return {
-            "claude-code": self.home / ".claude" / "skills" / "ai-memory",
-            "copilot": self.home / ".copilot" / "skills" / "ai-memory",
-            "opencode": self.home / ".config" / "opencode" / "skills" / "ai-memory",
-        }[client]
+        if client == "claude-code":
+            return self.home / ".claude" / "skills" / "ai-memory"
+        assert client in SHARED_SKILL_CLIENTS
+        return self.home / ".agents" / "skills" / "ai-memory"
 
     def snapshot(self) -> dict[str, bytes]:
         """Every file under the temporary home and APPDATA, with its bytes."""
@@ -88,10 +88,17 @@ def load(path: Path):
     return json.loads(text)
 
 
-def our_entry(client: str, data: dict) -> dict:
-    container = {"codex": "mcp_servers", "opencode": "mcp", "vscode": "servers"}.get(
+def container_of(client: str) -> str:
+    return {"codex": "mcp_servers", "opencode": "mcp", "vscode": "servers"}.get(
         client, "mcpServers")
-    return data[container]["ai-memory"]
+
+
+def our_entry(client: str, data: dict, name: str = "ai-memory") -> dict:
+    return data[container_of(client)][name]
+
+
+def launch_of(client: str, entry: dict) -> list[str]:
+    return list(entry["command"]) if client == "opencode" else [entry["command"], *entry["args"]]
 
 
 def assert_launches(client: str, entry: dict, layout: Layout) -> None:
@@ -546,6 +553,7 @@ def test_skill_copies_land_where_each_client_reads_them_and_go_on_uninstall(layo
         assert {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*") if p.is_file()} \
             == source
     assert not (layout.home / ".codex" / "skills").exists()
+    assert not (layout.home / ".copilot" / "skills").exists()
 
     layout.run(uninstall=True)
 
@@ -601,8 +609,8 @@ def test_setup_paths_reads_the_running_machine():
     paths = setup_paths(command="/usr/local/bin/ai-memory")
     assert paths.home == Path.home()
     assert paths.platform in PLATFORMS
-    assert paths.command == "/usr/local/bin/ai-memory"
-    assert paths.skill_dir == SKILL_SOURCE
+    assert paths.command == ("/usr/local/bin/ai-memory",)
+    assert paths.skill.joinpath("SKILL.md").read_bytes() == (SKILL_SOURCE / "SKILL.md").read_bytes()
 
 
 def test_without_names_only_detected_clients_are_installed(linux):
@@ -633,7 +641,124 @@ def test_skill_files_name_only_the_eight_tools():
     # `memory_id` is the note identity field (and a memory_feedback argument), not a tool
     allowed = TOOLS | {"memory_id"}
     found = set()
-    for path in (REPO / "skills").rglob("*.md"):
+    for path in SKILL_SOURCE.rglob("*.md"):
         found |= set(re.findall(r"\bmemory_[a-z_]+", path.read_text("utf-8")))
     assert found - allowed == set()
     assert TOOLS <= found
+
+
+# -- one skill folder for the clients that share it --------------------------------------
+
+def copy_of(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def test_clients_sharing_agents_skills_get_one_copy_and_claude_code_its_own(linux):
+    results = linux.run(clients=list(SKILL_CLIENTS))
+
+    skill_results = {r.path: r for r in results if r.path.name == "ai-memory"}
+    assert {path: r.client for path, r in skill_results.items()} == {
+        linux.skill("codex"): "codex+copilot+opencode+vscode",
+        linux.skill("claude-code"): "claude-code"}
+    assert {r.action for r in skill_results.values()} == {"created"}
+    assert copy_of(linux.skill("codex")) == copy_of(SKILL_SOURCE)
+    assert copy_of(linux.skill("claude-code")) == copy_of(SKILL_SOURCE)
+
+
+def test_uninstalling_one_client_keeps_the_shared_skill_for_the_others(linux):
+    linux.run(clients=["codex", "copilot"])
+
+    kept = by_path(linux.run(clients=["codex"], uninstall=True))[linux.skill("codex")]
+
+    assert kept.action == "unchanged" and "copilot" in kept.message
+    assert copy_of(linux.skill("codex")) == copy_of(SKILL_SOURCE)
+    gone = by_path(linux.run(clients=["copilot"], uninstall=True))[linux.skill("copilot")]
+    assert gone.action == "removed"
+    assert not linux.skill("copilot").exists()
+
+
+def test_a_config_we_cannot_read_keeps_the_shared_skill(linux):
+    linux.run(clients=["codex", "vscode"])
+    linux.config("vscode").write_text("{broken", encoding="utf-8")
+
+    kept = by_path(linux.run(clients=["codex"], uninstall=True))[linux.skill("codex")]
+
+    assert kept.action == "unchanged" and "vscode (config unreadable)" in kept.message
+    assert linux.skill("codex").is_dir()
+
+
+def test_earlier_copies_in_a_clients_own_folder_give_way_to_the_shared_one(linux):
+    ours = linux.home / ".copilot" / "skills" / "ai-memory"
+    ours.mkdir(parents=True)
+    (ours / "SKILL.md").write_text("---\nname: ai-memory\n---\nold\n", encoding="utf-8")
+    foreign = linux.home / ".config" / "opencode" / "skills" / "ai-memory"
+    foreign.mkdir(parents=True)
+    (foreign / "SKILL.md").write_text("---\nname: someone-else\n---\n", encoding="utf-8")
+
+    results = by_path(linux.run(clients=["copilot", "opencode"]))
+
+    assert results[ours].action == "removed" and not ours.exists()
+    assert results[foreign].action == "skipped" and (foreign / "SKILL.md").is_file()
+    assert copy_of(linux.skill("copilot")) == copy_of(SKILL_SOURCE)
+
+
+# -- several memory roots ----------------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_named_registration_sits_beside_the_default_one(linux, tmp_path, client):
+    linux.run(clients=[client])
+    default_args = linux.args
+    linux.memory_root = tmp_path / "personal"
+
+    linux.run(clients=[client], name="personal")
+
+    servers = load(linux.config(client))[container_of(client)]
+    assert launch_of(client, servers["ai-memory"])[1:] == default_args
+    assert launch_of(client, servers["ai-memory-personal"]) == [COMMAND, *linux.args]
+    linux.run(clients=[client], name="personal", uninstall=True)
+    servers = load(linux.config(client))[container_of(client)]
+    assert "ai-memory-personal" not in servers
+    assert launch_of(client, servers["ai-memory"])[1:] == default_args
+
+
+def test_the_skill_stays_until_the_last_registration_goes(linux):
+    linux.run(clients=["claude-code"])
+    linux.run(clients=["claude-code"], name="work")
+    skill = linux.skill("claude-code")
+
+    assert by_path(linux.run(clients=["claude-code"], uninstall=True))[skill].action == "unchanged"
+    assert skill.is_dir()
+    assert by_path(linux.run(clients=["claude-code"], name="work",
+                             uninstall=True))[skill].action == "removed"
+    assert not skill.exists()
+    assert load(linux.config("claude-code")).get("mcpServers", {}) == {}
+
+
+@pytest.mark.parametrize("bad", ["", "Work", "a b", "-x", "x" * 41, "../x", "a.b"])
+def test_a_name_clients_could_mangle_is_refused_before_anything_is_written(linux, bad):
+    with pytest.raises(ValueError, match="--name"):
+        linux.run(name=bad)
+    assert linux.snapshot() == {}
+
+
+# -- launchers with leading arguments ----------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_launcher_with_leading_arguments_is_written_whole(linux, client):
+    uvx = ["/home/me/.local/bin/uvx", "--offline", "--from", "ai-memory-notes==0.1.0",
+           "ai-memory"]
+
+    linux.run(clients=[client], command=uvx)
+
+    assert launch_of(client, our_entry(client, load(linux.config(client)))) == [*uvx, *linux.args]
+
+
+def test_copilot_home_moves_the_copilot_config(linux, tmp_path):
+    linux.env = {"COPILOT_HOME": str(tmp_path / "copilot-home")}
+
+    linux.run(clients=["copilot"])
+
+    config = tmp_path / "copilot-home" / "mcp-config.json"
+    assert launch_of("copilot", our_entry("copilot", load(config))) == [COMMAND, *linux.args]
+    assert not (linux.home / ".copilot").exists()

@@ -1,4 +1,4 @@
-"""`ai-memory setup --install-clients` on an empty HOME: six configs that launch a live server."""
+"""`ai-memory setup --install-clients` on an empty HOME: configs that launch a live server."""
 
 import json
 import os
@@ -14,6 +14,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+ALL = "codex,claude-code,claude-desktop,copilot,opencode,vscode"
+SKILLS = (".claude/skills/ai-memory", ".agents/skills/ai-memory")
 CONFIGS = {
     "codex": ".codex/config.toml",
     "claude-code": ".claude.json",
@@ -31,6 +33,10 @@ def setup(home: Path, root: Path, *extra: str) -> subprocess.CompletedProcess:
     env.pop("CLAUDE_CONFIG_DIR", None)
     return subprocess.run([sys.executable, "-m", "memory", "setup", "--memory-root", str(root),
                            *extra], env=env, capture_output=True, text=True, timeout=300)
+
+
+def files_under(home: Path) -> set[str]:
+    return {p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file()}
 
 
 def launch_of(client: str, path: Path) -> list[str]:
@@ -63,7 +69,7 @@ async def list_tools(command: list[str]) -> list[str]:
 def test_setup_writes_six_live_configs_idempotently_and_uninstalls(tmp_path):
     home, root = tmp_path / "home", tmp_path / "memory"
     home.mkdir()
-    first = setup(home, root, "--install-clients", "--skip-index")
+    first = setup(home, root, "--install-clients", "--skip-index", "--clients", ALL)
     assert first.returncode == 0, first.stderr
     launches = {}
     for client, rel in CONFIGS.items():
@@ -77,18 +83,21 @@ def test_setup_writes_six_live_configs_idempotently_and_uninstalls(tmp_path):
     assert command[1:] == ["serve", "--root", str(root.resolve())]
     tools = anyio.run(list_tools, command)
     assert len(tools) == 8 and all(t.startswith("memory_") for t in tools)
+    for skill in SKILLS:
+        assert (home / skill / "SKILL.md").is_file(), f"{skill} missing\n{first.stdout}"
 
     before = {rel: (home / rel).read_bytes() for rel in CONFIGS.values()}
-    second = setup(home, root, "--install-clients", "--skip-index")
+    second = setup(home, root, "--install-clients", "--skip-index", "--clients", ALL)
     assert second.returncode == 0, second.stderr
     assert {rel: (home / rel).read_bytes() for rel in CONFIGS.values()} == before
-    assert "created" not in second.stderr and "updated" not in second.stderr
+    assert second.stdout.count(" unchanged ") == len(CONFIGS) + len(SKILLS), second.stdout
 
     gone = setup(home, root, "--install-clients", "--uninstall")
     assert gone.returncode == 0, gone.stderr
     for rel in CONFIGS.values():
         assert not (home / rel).exists(), f"{rel} should be gone: it held only our entry"
-    assert not (home / ".claude/skills/ai-memory").exists()
+    for skill in SKILLS:
+        assert not (home / skill).exists()
 
 
 def test_unrelated_entries_survive_and_uninstall_restores_bytes(tmp_path):
@@ -108,3 +117,56 @@ def test_unrelated_entries_survive_and_uninstall_restores_bytes(tmp_path):
     assert setup(home, root, "--clients", "codex,claude-code", "--uninstall").returncode == 0
     assert codex.read_bytes() == original
     assert claude.read_bytes() == claude_original
+
+
+def test_without_clients_named_only_the_clients_found_are_registered(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "memory"
+    home.mkdir()
+
+    nothing = setup(home, root, "--install-clients", "--skip-index")
+
+    assert nothing.returncode == 0, nothing.stderr
+    assert files_under(home) == set()
+    assert nothing.stdout.count(" skipped ") == len(CONFIGS)
+    assert "--clients" in nothing.stderr
+    (home / ".codex").mkdir()
+    found = setup(home, root, "--install-clients", "--skip-index")
+    assert found.returncode == 0, found.stderr
+    assert files_under(home) == {".codex/config.toml", ".agents/skills/ai-memory/SKILL.md",
+                                 ".agents/skills/ai-memory/references/note-schema.md",
+                                 ".agents/skills/ai-memory/references/writing-notes.md"}
+
+
+def test_a_dry_run_prints_its_plan_on_stdout_and_writes_nothing(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "memory"
+    home.mkdir()
+
+    plan = setup(home, root, "--install-clients", "--dry-run", "--clients", "codex,vscode")
+
+    assert plan.returncode == 0, plan.stderr
+    assert files_under(home) == set() and not root.exists()
+    assert f"+++ {home / '.codex/config.toml'}" in plan.stdout
+    assert "+[mcp_servers.ai-memory]" in plan.stdout
+    assert "+name: ai-memory" in plan.stdout  # the skill's diff
+    assert "+++" not in plan.stderr
+
+
+def test_named_roots_are_registered_side_by_side_and_root_is_accepted(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    work, personal = tmp_path / "work", tmp_path / "personal"
+    assert setup(home, work, "--install-clients", "--skip-index", "--clients",
+                 "codex").returncode == 0
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    added = subprocess.run([sys.executable, "-m", "memory", "setup", "--root", str(personal),
+                            "--name", "personal", "--install-clients", "--skip-index",
+                            "--clients", "codex"], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert added.returncode == 0, added.stderr
+
+    servers = tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]
+    assert servers["ai-memory"]["args"] == ["serve", "--root", str(work.resolve())]
+    assert servers["ai-memory-personal"]["args"] == ["serve", "--root", str(personal.resolve())]
+    assert personal.is_dir()
+    bad = setup(home, work, "--install-clients", "--skip-index", "--name", "My Notes")
+    assert bad.returncode == 2 and "--name" in bad.stderr

@@ -62,14 +62,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("relevance", choices=("relevant", "irrelevant", "missing"))
     s.add_argument("--note")
     s = sub.add_parser("setup", help="create a memory root, index it, register MCP clients")
-    s.add_argument("--memory-root", default=None, help="default: ~/AI-Memory")
-    s.add_argument("--install-clients", action="store_true")
-    s.add_argument("--clients", help="comma-separated subset of clients to register "
-                                     "(codex, claude-code, claude-desktop, copilot, opencode, vscode)")
-    s.add_argument("--only-present", action="store_true",
-                   help="register only clients whose configuration folder exists")
-    s.add_argument("--dry-run", action="store_true")
-    s.add_argument("--uninstall", action="store_true")
+    s.add_argument("--root", "--memory-root", dest="root",
+                   help="memory root folder (default: $AI_MEMORY_ROOT, else ~/AI-Memory)")
+    s.add_argument("--install-clients", action="store_true",
+                   help="register the server with every client whose configuration folder "
+                        "exists (or those named in --clients)")
+    s.add_argument("--clients", metavar="NAMES",
+                   help="comma-separated clients to register even if not found, or 'all': "
+                        "codex, claude-code, claude-desktop, copilot, opencode, vscode")
+    s.add_argument("--only-present", action="store_true", help=argparse.SUPPRESS)  # the default
+    s.add_argument("--name", help="register this root as ai-memory-NAME, beside other roots "
+                                  "(default: the entry is ai-memory); --uninstall removes it")
+    s.add_argument("--dry-run", action="store_true",
+                   help="print what would change, with diffs, and write nothing")
+    s.add_argument("--uninstall", action="store_true",
+                   help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
     s.add_argument("queries")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -55,8 +56,14 @@ def ensure_root(root: Path) -> bool:
 
 
 def run_setup(args) -> int:
-    root = Path(args.memory_root or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
+    from memory.entrypoints.clients import entry_name
+    root = Path(args.root or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
     root = root.expanduser().resolve()
+    try:
+        entry_name(args.name)  # refused before anything is created
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.uninstall and not args.dry_run:
         created = ensure_root(root)
         print(f"memory root: {root}{' (created)' if created else ''}", file=sys.stderr)
@@ -84,25 +91,46 @@ def _index_and_prove(root: Path) -> int:
 
 
 def _clients(args, root: Path) -> int:
-    from memory.entrypoints.clients import CLIENT_NAMES, install_clients, setup_paths
-    if args.clients:
-        clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    else:  # all six, or with --only-present those whose configuration folder exists
-        clients = None if args.only_present else list(CLIENT_NAMES)
+    from memory.entrypoints.clients import (
+        CLIENT_NAMES, LauncherNotFound, install_clients, setup_paths,
+    )
+    clients = _named_clients(args.clients, CLIENT_NAMES)
     try:
         paths = setup_paths()
         results = install_clients(
             home=paths.home, platform=paths.platform, env=paths.env, command=paths.command,
-            memory_root=root, skill_dir=paths.skill_dir, clients=clients,
+            memory_root=root, skill_dir=paths.skill, clients=clients, name=args.name,
             dry_run=args.dry_run, uninstall=args.uninstall)
-    except ValueError as exc:
+    except (ValueError, LauncherNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    failed = False
+    _report(results, args.dry_run)
+    if not args.uninstall:
+        _explain(paths.command, results, clients)
+    return 1 if any(r.action == "error" for r in results) else 0
+
+
+def _named_clients(value: str | None, known: tuple[str, ...]) -> list[str] | None:
+    """`--clients a,b` (or `all`); None: the clients whose configuration folder exists."""
+    if not value:
+        return None
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    return list(known) if names == ["all"] else names
+
+
+def _report(results, dry_run: bool) -> None:
+    """What was (or in a dry run, would be) done: the command's result, so on stdout."""
     for r in results:
-        print(f"{r.client:<15} {r.action:<9} {r.path}" + (f"  {r.message}" if r.message else ""),
-              file=sys.stderr)
-        if args.dry_run and r.diff:
-            print(r.diff, file=sys.stderr)
-        failed |= r.action == "error"
-    return 1 if failed else 0
+        print(f"{r.client:<15} {r.action:<9} {r.path}" + (f"  {r.message}" if r.message else ""))
+        if dry_run and r.diff:
+            print(r.diff, end="" if r.diff.endswith("\n") else "\n")
+
+
+def _explain(command: tuple[str, ...], results, clients: list[str] | None) -> None:
+    if clients is None and all(r.action == "skipped" for r in results):
+        print("no client was found (none of their configuration folders exists); name them "
+              "with --clients codex,claude-code,... or --clients all", file=sys.stderr)
+    if len(command) > 1:
+        print(f"note: this ran in uv's throw-away cache environment, so clients start "
+              f"`{shlex.join(command)}`, which rebuilds it from uv's cache without network; "
+              "`uv tool install` gives a lasting install", file=sys.stderr)

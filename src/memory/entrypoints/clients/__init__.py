@@ -1,15 +1,20 @@
 """Register the ai-memory MCP server with Codex, Claude, Copilot, OpenCode and VS Code."""
 
-from memory.entrypoints.clients.host import (
-    SetupPaths, bundled_skill_dir, installed_command, normalize_platform, setup_paths,
-)
+from memory.entrypoints.clients.host import SetupPaths, normalize_platform, setup_paths
 from memory.entrypoints.clients.installer import (
     CLIENT_NAMES, TARGETS, ClientResult, install_clients, select_targets,
 )
-from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.launcher import (
+    DISTRIBUTION, Interpreter, LauncherNotFound, server_command,
+)
+from memory.entrypoints.clients.skill_copy import bundled_skill
+from memory.entrypoints.clients.target import (
+    SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch, entry_name,
+)
 
 __all__ = [
-    "CLIENT_NAMES", "SERVER_NAME", "TARGETS", "ClientResult", "ClientTarget", "ServerEntry",
-    "ServerLaunch", "SetupPaths", "bundled_skill_dir", "install_clients", "installed_command",
-    "normalize_platform", "select_targets", "setup_paths",
+    "CLIENT_NAMES", "DISTRIBUTION", "SERVER_NAME", "TARGETS", "ClientResult", "ClientTarget",
+    "Interpreter", "LauncherNotFound", "ServerEntry", "ServerLaunch", "SetupPaths",
+    "bundled_skill", "entry_name", "install_clients", "normalize_platform", "select_targets",
+    "server_command", "setup_paths",
 ]

@@ -1,11 +1,13 @@
-"""Codex CLI: TOML table `[mcp_servers.ai-memory]` in `$CODEX_HOME/config.toml` (~/.codex)."""
+"""Codex CLI: `[mcp_servers.ai-memory]` in `$CODEX_HOME/config.toml`; skill in ~/.agents/skills."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    ClientTarget, ServerEntry, ServerLaunch, agents_skill_path,
+)
 
 
 def codex_home(host: Host) -> Path:
@@ -24,5 +26,6 @@ TARGET = ClientTarget(
     config_path=lambda host: codex_home(host) / "config.toml",
     marker=codex_home,
     entry=codex_entry,
+    skill_path=agents_skill_path,  # user scope is $HOME/.agents/skills, CODEX_HOME or not
     check="codex mcp list",
 )

@@ -1,15 +1,18 @@
-"""GitHub Copilot CLI: `mcpServers` in `~/.copilot/mcp-config.json`; skills in ~/.copilot/skills."""
+"""GitHub Copilot CLI: `mcpServers` in `~/.copilot/mcp-config.json`; skill in ~/.agents/skills."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch, agents_skill_path,
+)
 
 
 def copilot_home(host: Host) -> Path:
-    return host.home / ".copilot"
+    """`$COPILOT_HOME` moves the config folder (and the skills folder inside it)."""
+    return host.from_env("COPILOT_HOME") or host.home / ".copilot"
 
 
 def copilot_entry(launch: ServerLaunch) -> ServerEntry:
@@ -26,6 +29,7 @@ TARGET = ClientTarget(
     config_path=lambda host: copilot_home(host) / "mcp-config.json",
     marker=copilot_home,
     entry=copilot_entry,
-    skill_path=lambda host: copilot_home(host) / "skills" / SERVER_NAME,
+    skill_path=agents_skill_path,
+    legacy_skill_paths=lambda host: (copilot_home(host) / "skills" / SERVER_NAME,),
     check="/mcp inside a copilot session",
 )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from pathlib import Path
+
+from memory.entrypoints.clients.launcher import Interpreter, as_command, server_command
+from memory.entrypoints.clients.skill_copy import bundled_skill
 
 PLATFORMS = ("linux", "darwin", "win32")
 
@@ -63,44 +66,15 @@ class SetupPaths:
     home: Path
     platform: str
     env: Mapping[str, str]
-    command: str
-    skill_dir: Path
+    command: tuple[str, ...]  # the executable and leading arguments that run `ai-memory`
+    skill: Traversable
 
 
-def installed_command(platform: str | None = None) -> str:
-    """Absolute path of the `ai-memory` executable of this installation.
-
-    The script beside the running interpreter wins (it belongs to the same virtual
-    environment as this code); otherwise the first one on PATH.
-    """
-    platform = normalize_platform(platform or sys.platform)
-    name = "ai-memory.exe" if platform == "win32" else "ai-memory"
-    beside = Path(sys.executable).parent / name
-    if beside.is_file():
-        return str(beside.absolute())
-    found = shutil.which("ai-memory")
-    if found:
-        return str(Path(found).absolute())
-    raise FileNotFoundError(
-        "cannot find the installed 'ai-memory' executable (not beside "
-        f"{sys.executable} nor on PATH); install the package or pass the command explicitly")
-
-
-def bundled_skill_dir() -> Path:
-    """The canonical skill folder shipped with this checkout or installation."""
-    candidates = (
-        Path(__file__).resolve().parents[4] / "skills" / "ai-memory",  # source checkout
-        Path(sys.prefix) / "share" / "ai-memory" / "skills" / "ai-memory",  # data files
-    )
-    for candidate in candidates:
-        if (candidate / "SKILL.md").is_file():
-            return candidate
-    return candidates[0]
-
-
-def setup_paths(*, command: str | None = None) -> SetupPaths:
-    """Home, platform, environment, executable and skill folder of the running machine."""
+def setup_paths(*, command: str | Sequence[str] | None = None) -> SetupPaths:
+    """Home, platform, environment, server command and skill of the running machine."""
     platform = normalize_platform(sys.platform)
-    return SetupPaths(home=Path.home(), platform=platform, env=dict(os.environ),
-                      command=command or installed_command(platform),
-                      skill_dir=bundled_skill_dir())
+    env = dict(os.environ)
+    launch = (as_command(command) if command
+              else server_command(Interpreter.running(env, platform)))
+    return SetupPaths(home=Path.home(), platform=platform, env=env, command=launch,
+                      skill=bundled_skill())

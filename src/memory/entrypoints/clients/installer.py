@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
@@ -17,8 +18,11 @@ from memory.entrypoints.clients.config_files import (
 from memory.entrypoints.clients.errors import ConfigSyntaxError, UneditableConfig
 from memory.entrypoints.clients.host import Host
 from memory.entrypoints.clients.json_config import JsonConfigEditor
-from memory.entrypoints.clients.skill_copy import install_skill, remove_skill
-from memory.entrypoints.clients.target import ClientTarget, ServerLaunch
+from memory.entrypoints.clients.launcher import as_command
+from memory.entrypoints.clients.skill_copy import SkillChange, install_skill, remove_skill
+from memory.entrypoints.clients.target import (
+    ClientTarget, ServerLaunch, entry_name, is_our_entry,
+)
 from memory.entrypoints.clients.toml_config import TomlConfigEditor
 
 Action = Literal["created", "updated", "unchanged", "removed", "skipped", "error"]
@@ -55,46 +59,66 @@ def select_targets(clients: Sequence[str] | None) -> list[ClientTarget]:
     return [target for name, target in TARGETS.items() if name in clients]
 
 
-def install_clients(*, home: Path, platform: str, env: Mapping[str, str], command: str,
-                    memory_root: Path, skill_dir: Path, clients: Sequence[str] | None = None,
+@dataclass(frozen=True, kw_only=True)
+class _Run:
+    """One invocation: where we are, what the entries launch, and what to do."""
+
+    host: Host
+    launch: ServerLaunch
+    name: str  # our key in each server table
+    dry_run: bool
+    uninstall: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ConfigChange:
+    result: ClientResult
+    planned: bool = False  # the change went through (in a dry run: would go through)
+    text: str | None = None  # then the file afterwards; None: absent
+
+
+def install_clients(*, home: Path, platform: str, env: Mapping[str, str],
+                    command: str | Sequence[str], memory_root: Path, skill_dir: Traversable,
+                    clients: Sequence[str] | None = None, name: str | None = None,
                     dry_run: bool = False, uninstall: bool = False) -> list[ClientResult]:
     """Merge (or with `uninstall`, remove) our server entry and skill copy for each client.
 
-    With `clients=None` every known client is considered and those that do not seem
-    installed are skipped; naming a client installs it even if its folder is missing.
+    With `clients=None` the clients that seem installed are registered and the others are
+    `skipped` (an uninstall considers them all); naming a client registers it regardless.
+    `command` is the executable, or the executable and its leading arguments. `name`
+    registers `ai-memory-<name>`, so entries for several memory roots sit side by side.
     """
     targets = select_targets(clients)
     host = Host(home=Path(home), platform=platform, env=env)
     root = Path(os.path.abspath(Path(memory_root).expanduser()))
-    launch = ServerLaunch.serve(command, root)
-    results: list[ClientResult] = []
-    for target in targets:
-        if clients is None and not uninstall and not target.is_present(host):
-            results.append(ClientResult(
-                client=target.name, path=target.config_path(host), action="skipped",
-                message=f"{target.title} not found ({target.marker(host)} is missing); "
-                        f"name it explicitly to install anyway"))
-            continue
-        results.append(_sync_config(target, host, launch, dry_run=dry_run, uninstall=uninstall))
-        if target.skill_path is not None:
-            results.append(_sync_skill(target, host, Path(skill_dir), dry_run=dry_run,
-                                       uninstall=uninstall))
-    return results
+    run = _Run(host=host, launch=ServerLaunch.serve(as_command(command), root),
+               name=entry_name(name), dry_run=dry_run, uninstall=uninstall)
+    chosen = [t for t in targets if clients is not None or uninstall or t.is_present(host)]
+    changes = {target.name: _sync_config(target, run) for target in chosen}
+    results = [changes[t.name].result if t in chosen else _not_found(t, host) for t in targets]
+    return results + _sync_skills(chosen, run, skill_dir, changes)
 
 
-def _sync_config(target: ClientTarget, host: Host, launch: ServerLaunch, *, dry_run: bool,
-                 uninstall: bool) -> ClientResult:
-    path = target.config_path(host)
+def _not_found(target: ClientTarget, host: Host) -> ClientResult:
+    return ClientResult(client=target.name, path=target.config_path(host), action="skipped",
+                        message=f"{target.title} not found ({target.marker(host)} is missing); "
+                                f"name it with --clients to register it anyway")
+
+
+def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
+    path = target.config_path(run.host)
     editor = _EDITORS[target.config_format]
-    entry = target.entry(launch)
+    entry = replace(target.entry(run.launch), name=run.name)
 
-    def result(action: Action, message: str, diff: str = "") -> ClientResult:
-        return ClientResult(client=target.name, path=path, action=action, message=message,
-                            diff=diff)
+    def result(action: Action, message: str, diff: str = "", *, planned: bool = False,
+               text: str | None = None) -> _ConfigChange:
+        return _ConfigChange(result=ClientResult(client=target.name, path=path, action=action,
+                                                 message=message, diff=diff),
+                             planned=planned, text=text)
 
     try:
         old = read_text(path)
-        if uninstall:
+        if run.uninstall:
             new = editor.remove(old, entry, previous=_previous_versions(path))
         else:
             new = editor.upsert(old, entry)
@@ -105,23 +129,24 @@ def _sync_config(target: ClientTarget, host: Host, launch: ServerLaunch, *, dry_
     except OSError as error:
         return result("error", f"{path}: cannot read: {error}")
     if new == old:
-        what = "no ai-memory entry to remove" if uninstall else "already registered"
-        return result("unchanged", what)
-    action: Action = "removed" if uninstall else ("created" if old is None else "updated")
+        what = f"no {entry.name} entry to remove" if run.uninstall else "already registered"
+        return result("unchanged", what, planned=True, text=old)
+    action: Action = "removed" if run.uninstall else ("created" if old is None else "updated")
     diff = unified_diff(path, old, new)
-    if dry_run:
-        return result(action, f"dry run: {path} not written", diff)
+    if run.dry_run:
+        return result(action, f"dry run: {path} not written", diff, planned=True, text=new)
     try:
         saved = _write(path, old, new)
     except OSError as error:
         return result("error", f"{path}: cannot write: {error}")
-    return result(action, _describe(target, path, action, deleted=new is None, saved=saved), diff)
+    message = _describe(target, path, entry.name, action, deleted=new is None, saved=saved)
+    return result(action, message, diff, planned=True, text=new)
 
 
-def _describe(target: ClientTarget, path: Path, action: Action, *, deleted: bool,
+def _describe(target: ClientTarget, path: Path, name: str, action: Action, *, deleted: bool,
               saved: Path | None) -> str:
-    done = {"created": "created", "updated": "merged the ai-memory entry into",
-            "removed": "removed the ai-memory entry from"}[action]
+    done = {"created": "created", "updated": f"merged the {name} entry into",
+            "removed": f"removed the {name} entry from"}[action]
     message = f"{done} {path}"
     if deleted:
         message += " (the file held nothing else and was deleted)"
@@ -161,16 +186,68 @@ def _previous_versions(path: Path) -> list[str]:
     return texts
 
 
-def _sync_skill(target: ClientTarget, host: Host, skill_dir: Path, *, dry_run: bool,
-                uninstall: bool) -> ClientResult:
-    assert target.skill_path is not None
-    path = target.skill_path(host)
+def _sync_skills(chosen: list[ClientTarget], run: _Run, source: Traversable,
+                 changes: Mapping[str, _ConfigChange]) -> list[ClientResult]:
+    """One copy per skills folder, however many of the clients read it; copies that earlier
+    versions put in a client's own folder go, so that no client loads the skill twice."""
+    folders: dict[Path, list[str]] = {}
+    for target in chosen:
+        if target.skill_path is not None:
+            folders.setdefault(target.skill_path(run.host), []).append(target.name)
+    results = [_sync_skill(path, "+".join(names), run, source, changes)
+               for path, names in folders.items()]
+    results += [_remove_legacy(target, old, run) for target in chosen
+                for old in target.legacy_skill_paths(run.host) if old.is_symlink() or old.exists()]
+    return results
+
+
+def _remove_legacy(target: ClientTarget, old: Path, run: _Run) -> ClientResult:
+    now = target.skill_path(run.host) if target.skill_path is not None else None
+    return _skill_result(target.name, old, lambda: remove_skill(old, dry_run=run.dry_run),
+                         note=f"an earlier copy; {target.title} now reads {now}")
+
+
+def _sync_skill(path: Path, client: str, run: _Run, source: Traversable,
+                changes: Mapping[str, _ConfigChange]) -> ClientResult:
+    if not run.uninstall:
+        return _skill_result(client, path,
+                             lambda: install_skill(source, path, dry_run=run.dry_run))
+    users = _still_registered(path, run, changes)
+    if users:
+        return ClientResult(client=client, path=path, action="unchanged",
+                            message=f"skill kept: {', '.join(users)} still register ai-memory")
+    return _skill_result(client, path, lambda: remove_skill(path, dry_run=run.dry_run))
+
+
+def _skill_result(client: str, path: Path, change: Callable[[], SkillChange],
+                  note: str = "") -> ClientResult:
     try:
-        change = (remove_skill(path, dry_run=dry_run) if uninstall
-                  else install_skill(skill_dir, path, dry_run=dry_run))
+        done = change()
     except OSError as error:
-        return ClientResult(client=target.name, path=path, action="error",
+        return ClientResult(client=client, path=path, action="error",
                             message=f"skill {path}: {error}")
-    action: Action = change.action  # type: ignore[assignment]
-    return ClientResult(client=target.name, path=path, action=action, message=change.message,
-                        diff=change.diff)
+    message = f"{done.message} ({note})" if note else done.message
+    action: Action = done.action  # type: ignore[assignment]
+    return ClientResult(client=client, path=path, action=action, message=message,
+                        diff=done.diff)
+
+
+def _still_registered(path: Path, run: _Run, changes: Mapping[str, _ConfigChange]) -> list[str]:
+    """Clients reading the skill at `path` whose config keeps an entry of ours, after this
+    run; a config we cannot read counts too, since we cannot tell."""
+    users = []
+    for target in TARGETS.values():
+        if target.skill_path is None or target.skill_path(run.host) != path:
+            continue
+        change = changes.get(target.name)
+        try:
+            text = (change.text if change is not None and change.planned
+                    else read_text(target.config_path(run.host)))
+            names = _EDITORS[target.config_format].entry_names(
+                text, target.entry(run.launch).container)
+        except (ConfigSyntaxError, OSError):
+            users.append(f"{target.name} (config unreadable)")
+            continue
+        if any(is_our_entry(name) for name in names):
+            users.append(target.name)
+    return users

@@ -76,6 +76,13 @@ class JsonConfigEditor:
             f"untouched: remove \"{entry.name}\" from its \"{entry.container}\" object by hand",
             snippet=_snippet(entry))
 
+    def entry_names(self, text: str | None, container: str) -> list[str]:
+        """The server names in `container` (ConfigSyntaxError if the file does not parse)."""
+        if text is None or not text.strip(_BOM + " \t\r\n"):
+            return []
+        servers = _parse(_split_bom(text)[1]).get(container)
+        return list(servers) if isinstance(servers, dict) else []
+
 
 def _prior(previous: Sequence[str], entry: ServerEntry) -> dict[str, Any] | None:
     """The newest earlier version that parses and does not hold our entry."""

@@ -1,11 +1,13 @@
-"""OpenCode: `mcp` in `~/.config/opencode/opencode.jsonc` (if present) or `opencode.json`."""
+"""OpenCode: `mcp` in `~/.config/opencode/opencode.json(c)`; skill in ~/.agents/skills."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch, agents_skill_path,
+)
 
 
 def opencode_dir(host: Host) -> Path:
@@ -31,6 +33,7 @@ TARGET = ClientTarget(
     config_path=opencode_config,
     marker=opencode_dir,
     entry=opencode_entry,
-    skill_path=lambda host: opencode_dir(host) / "skills" / SERVER_NAME,
+    skill_path=agents_skill_path,
+    legacy_skill_paths=lambda host: (opencode_dir(host) / "skills" / SERVER_NAME,),
     check="opencode mcp list",
 )

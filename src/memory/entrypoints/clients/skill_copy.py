@@ -1,10 +1,12 @@
-"""Keep a client's copy of the ai-memory skill identical to the canonical folder, or remove it."""
+"""Keep a client's copy of the ai-memory skill identical to the one we ship, or remove it."""
 
 from __future__ import annotations
 
 import re
 import shutil
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memory.entrypoints.clients.config_files import unified_diff, write_atomic
@@ -20,15 +22,22 @@ class SkillChange:
     diff: str = ""
 
 
-def _files(root: Path) -> dict[str, bytes]:
+def bundled_skill() -> Traversable:
+    """The skill shipped inside the `memory` package (package data, found the same way in a
+    source checkout, a wheel install and an editable install)."""
+    return resources.files("memory").joinpath("skills", "ai-memory")
+
+
+def _files(root: Traversable, prefix: str = "") -> dict[str, bytes]:
     """Every file under `root` by forward-slash relative path (hidden files excluded)."""
     out: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part in _SKIPPED_NAMES or part.startswith(".") for part in relative.parts):
+    for entry in sorted(root.iterdir(), key=lambda item: item.name):
+        if entry.name in _SKIPPED_NAMES or entry.name.startswith("."):
             continue
-        if path.is_file():
-            out[relative.as_posix()] = path.read_bytes()
+        if entry.is_dir():
+            out.update(_files(entry, f"{prefix}{entry.name}/"))
+        elif entry.is_file():
+            out[prefix + entry.name] = entry.read_bytes()
     return out
 
 
@@ -45,12 +54,13 @@ def _diff(target: Path, old: dict[str, bytes], new: dict[str, bytes]) -> str:
     return "".join(parts)
 
 
-def install_skill(source: Path, target: Path, *, dry_run: bool) -> SkillChange:
-    if not (source / "SKILL.md").is_file():
+def install_skill(source: Traversable, target: Path, *, dry_run: bool) -> SkillChange:
+    if not source.joinpath("SKILL.md").is_file():
         raise FileNotFoundError(f"skill source {source} has no SKILL.md")
     wanted = _files(source)
-    if target.is_symlink() or (target.exists() and target.resolve() == source.resolve()):
-        same = target.resolve() == source.resolve()
+    origin = source.resolve() if isinstance(source, Path) else None
+    if target.is_symlink() or (target.exists() and target.resolve() == origin):
+        same = target.resolve() == origin
         return SkillChange(action="unchanged" if same else "skipped",
                            message="skill folder is a link to the canonical skill" if same
                            else f"{target} is a link to another folder; left alone")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -10,6 +11,27 @@ from typing import Any, Literal
 from memory.entrypoints.clients.host import Host
 
 SERVER_NAME = "ai-memory"
+_SUFFIX = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+def entry_name(name: str | None) -> str:
+    """Our key in a client's server table: `ai-memory`, or `ai-memory-<name>` so that several
+    memory roots can be registered side by side (ValueError for a name clients may mangle)."""
+    if name is None:
+        return SERVER_NAME
+    if not _SUFFIX.fullmatch(name):
+        raise ValueError(f"invalid --name {name!r}: use 1-40 lowercase letters, digits, '-' or "
+                         "'_', starting with a letter or digit")
+    return f"{SERVER_NAME}-{name}"
+
+
+def is_our_entry(key: str) -> bool:
+    return key == SERVER_NAME or key.startswith(f"{SERVER_NAME}-")
+
+
+def agents_skill_path(host: Host) -> Path:
+    """`~/.agents/skills/`: the user skills folder Codex, Copilot, OpenCode and VS Code share."""
+    return host.home / ".agents" / "skills" / SERVER_NAME
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,8 +42,10 @@ class ServerLaunch:
     args: tuple[str, ...]
 
     @classmethod
-    def serve(cls, command: str, memory_root: Path) -> ServerLaunch:
-        return cls(command=command, args=("serve", "--root", str(memory_root)))
+    def serve(cls, command: Sequence[str], memory_root: Path) -> ServerLaunch:
+        """`command` is the executable and any leading arguments (a `uvx ...` launch has some)."""
+        executable, *leading = command
+        return cls(command=executable, args=(*leading, "serve", "--root", str(memory_root)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +88,8 @@ class ClientTarget:
     marker: Callable[[Host], Path]  # exists when the client seems installed
     entry: Callable[[ServerLaunch], ServerEntry]
     skill_path: Callable[[Host], Path] | None = None
+    # where earlier versions of ai-memory put this client's copy of the skill
+    legacy_skill_paths: Callable[[Host], tuple[Path, ...]] = lambda host: ()
     check: str = ""  # how a person confirms the server is connected
 
     def is_present(self, host: Host) -> bool:

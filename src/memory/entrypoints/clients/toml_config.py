@@ -82,6 +82,13 @@ class TomlConfigEditor:
             f"could not remove [{entry.container}.{entry.name}] safely; the file was left "
             "untouched: delete that table by hand", snippet=_block(entry))
 
+    def entry_names(self, text: str | None, container: str) -> list[str]:
+        """The server names in `container` (ConfigSyntaxError if the file does not parse)."""
+        if not text:
+            return []
+        servers = _parse(text).unwrap().get(container)
+        return list(servers) if isinstance(servers, dict) else []
+
 
 def _parse(text: str) -> tomlkit.TOMLDocument:
     try:

@@ -1,11 +1,13 @@
-"""VS Code: `servers` in the user `mcp.json` of the Code app-data folder."""
+"""VS Code: `servers` in the user `mcp.json` of the Code app-data folder; skill in ~/.agents."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    ClientTarget, ServerEntry, ServerLaunch, agents_skill_path,
+)
 
 
 def vscode_user_dir(host: Host) -> Path:
@@ -27,5 +29,6 @@ TARGET = ClientTarget(
     config_path=lambda host: vscode_user_dir(host) / "mcp.json",
     marker=vscode_user_dir,
     entry=vscode_entry,
+    skill_path=agents_skill_path,  # Copilot in VS Code reads ~/.agents/skills/ as personal skills
     check='Command Palette > "MCP: List Servers"',
 )
