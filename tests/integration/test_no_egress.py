@@ -26,7 +26,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from memory.entrypoints.clients import CLIENT_NAMES, TARGETS, installed_command
+from memory.entrypoints.clients import CLIENT_NAMES, TARGETS, Interpreter
+from memory.entrypoints.clients.launcher import installed_script
 from memory.entrypoints.clients.config_files import BACKUP_INFIX
 from memory.entrypoints.clients.host import Host
 
@@ -287,6 +288,11 @@ def sandbox(tmp_path_factory) -> Sandbox:
     for rel, text in NOTES.items():
         box.note(rel, text)
     return box
+
+
+def installed_command() -> str:
+    """The `ai-memory` script of this environment, as setup registers it."""
+    return installed_script(Interpreter.running(os.environ, sys.platform))
 
 
 async def mcp_session(tracer: Tracer, box: Sandbox, log: Path) -> dict:
