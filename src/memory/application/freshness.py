@@ -165,10 +165,9 @@ class FreshnessPolicy:
         progress = self._board.read() if self._board is not None else None
         if progress is not None:
             return building(progress)
-        with self._state:
-            counted = self._root_notes
-            if counted is None or now - counted[0] >= self.config.check_interval_s:
-                counted = self._root_notes = (now, len(self._source.scan().files))
+        counted = self._root_notes
+        if counted is None or now - counted[0] >= self.config.check_interval_s:
+            counted = self._root_notes = (now, len(self._source.scan().files))
         notes = counted[1]
         if notes == 0:
             return (CURRENT, ())

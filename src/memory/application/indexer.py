@@ -38,7 +38,8 @@ class RefreshPolicy:
     grace_seconds: float = 60.0
     lock_timeout_s: float = 120.0
     max_graph_shrink: float = 0.5  # a graph losing more than half its notes needs force
-    embed_batch: int = 256
+    embed_batch: int = 256  # chunks added (and progress reported) per step
+    embed_call: int = 64  # chunks per embedding call: the longest a cancel waits
 
 
 class Indexer:
@@ -93,11 +94,12 @@ class Indexer:
     def _locked(self, run: RefreshRun) -> Iterator[None]:
         try:
             with self._lock.hold(self.policy.lock_timeout_s, run.cancel):
-                yield
+                try:
+                    yield
+                finally:
+                    run.end()  # before the next holder can post its own progress
         except OSError as exc:  # an adapter let one through: name what could not be written
             raise StoreError(f"refresh failed: {exc}") from exc
-        finally:
-            run.end()
 
     def graph_lag(self) -> GraphLag | None:
         """How far the served graph is behind the index; None without a graph to compare."""
@@ -182,7 +184,7 @@ class Indexer:
         for group in batches(docs, self.policy.embed_batch):
             vectors = None
             if semantic:
-                e, r, vectors = self._vectors.of(group, run.cancel, self.policy.embed_batch)
+                e, r, vectors = self._vectors.of(group, run.cancel, self.policy.embed_call)
                 embedded, reused = embedded + e, reused + r
             for doc in group:
                 self._add_one(stage, doc, files.get(doc.note.path), vectors, warnings)
