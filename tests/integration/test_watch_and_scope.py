@@ -345,3 +345,59 @@ async def test_health_says_when_the_index_is_older_than_the_notes(scoped_root, t
         assert index["older_than_sources"] is True
         assert index["files_changed_since"]["modified"] == 1
         assert index["newest_source_change"]
+
+
+# -- the index and the graph follow what happens to the state folder and the notes ----------
+
+@pytest.mark.anyio
+async def test_a_deleted_state_folder_is_noticed_and_rebuilt_in_the_background(tmp_path):
+    root = tmp_path / "memory"
+    root.mkdir()
+    write_root(root)
+    for i in range(150):  # more than a search indexes by itself: the background does it
+        note = root / "Bulk" / f"bulk-{i:03}.md"
+        note.parent.mkdir(exist_ok=True)
+        note.write_text(f"# Bulk {i}\n\nBulk note {i} names the token bulkword{i}.\n")
+    refresh(root)
+    async with serving(root, tmp_path / "serve.stderr") as served:
+        await served.wait_model()
+        assert (await served.search("blue green canary"))["items"]
+        shutil.rmtree(root / ".ai-memory")
+        packet = await served.search("blue green canary")
+        assert packet["freshness"] == "stale", packet
+        assert any(w.startswith("index being built:") for w in packet["warnings"]), packet
+        found = await served.wait_for("bulkword149", "Bulk/bulk-149.md", 300)
+        assert found["freshness"] in ("current", "refreshed-before-search")
+        assert (await served.search("blue green canary"))["items"][0]["path"] \
+            == "Repos/alpha/Notes/Deploy.md"
+
+
+@pytest.mark.anyio
+async def test_the_graph_follows_a_note_moved_between_folders(tmp_path):
+    root = tmp_path / "memory"
+    root.mkdir()
+    write_root(root)
+    done = subprocess.run([sys.executable, "-m", "memory", "refresh", "--mode", "full",
+                           "--root", str(root)], capture_output=True, text=True, timeout=600,
+                          env=server_env())
+    assert done.returncode == 0, done.stderr[-3000:]
+    async with serving(root, tmp_path / "serve.stderr") as served:
+        await served.wait_model()
+        with anyio.fail_after(120):
+            while "watching" not in served.errlog.read_text():
+                await anyio.sleep(0.2)
+        moved = root / "Repos/beta/Notes/Deploy-from-alpha.md"
+        (root / "Repos/alpha/Notes/Deploy.md").rename(moved)
+        await served.wait_for("blue green script", "Repos/beta/Notes/Deploy-from-alpha.md")
+        deadline = time.monotonic() + 300
+        while True:  # the graph is rebuilt once the root has been quiet for a while
+            result = await served.session.call_tool(
+                "memory_neighbors", {"identity": "Repos/beta/Notes/Deploy-from-alpha.md"})
+            if not result.is_error:
+                break
+            assert "not in graph generation" in result.content[0].text, result.content[0].text
+            assert time.monotonic() < deadline, served.errlog.read_text()[-3000:]
+            await anyio.sleep(0.5)
+        neighbors = result.structured_content["neighbors"]
+        assert any(n["node"] == "repository:beta" or n.get("label") == "beta"
+                   for n in neighbors), neighbors

@@ -2,8 +2,9 @@
 
 With a change feed, edits are indexed in the background as they happen and a search only
 looks at an in-memory set of pending paths. Without one, a search re-scans the root at
-most once a second. Either way, edits the index lacks are indexed before the search when
-that fits a small time budget, and the packet's `freshness` says what happened.
+most once a second. Either way, small edits the index lacks are indexed before the search
+when that fits a small time budget; big notes, a missing index and the graph after notes
+came or went are left to a background thread; the packet's `freshness` says what happened.
 """
 
 from __future__ import annotations
@@ -13,23 +14,22 @@ import threading
 
 from attrs import frozen
 
+from memory.application.background import BackgroundRefresher
+from memory.application.catch_up import CatchUp, CatchUpRunner, log_catch_up
+from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge,
+                                        no_index_yet)
 from memory.application.indexer import Indexer
-from memory.domain.errors import AiMemoryError, RefreshBusy
-from memory.domain.refresh import RefreshReport, SourceFile, diff_scan
+from memory.domain.cancellation import CancelToken
+from memory.domain.errors import AiMemoryError
 from memory.ports.change_feed import ChangeFeed
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.journal import RefreshHistory
 from memory.ports.note_source import NoteSource
+from memory.ports.refresh_progress import RefreshProgressBoard
 
 log = logging.getLogger(__name__)
-
-CURRENT = "current"
-REFRESHED = "refreshed-before-search"
-STALE = "stale"
-
-Verdict = tuple[str, tuple[str, ...]]
 
 
 @frozen(kw_only=True)
@@ -40,16 +40,8 @@ class FreshnessConfig:
     max_search_files: int = 100  # more changed notes than this are left to the background
     background_budget_s: float = 600.0  # how long the watcher retries while others refresh
     background_pause_s: float = 1.0  # between its tries, the watcher lets searches in
-
-
-@frozen(kw_only=True)
-class CatchUp:
-    """What one attempt to index the root's pending edits did."""
-
-    outcome: str  # nothing | refreshed | busy | too-many | model-loading | failed
-    changed: int = 0
-    report: RefreshReport | None = None
-    detail: str = ""
+    big_note_bytes: int = 256 * 1024  # notes this big are indexed after the small ones
+    graph_debounce_s: float = 10.0  # the graph follows moved notes after this much quiet
 
 
 class ChangesOnlyHistory(RefreshHistory):
@@ -72,24 +64,31 @@ class FreshnessPolicy:
 
     def __init__(self, *, source: NoteSource, index: IndexGenerations, indexer: Indexer,
                  embedder: Embedder, clock: Clock, feed: ChangeFeed | None = None,
-                 config: FreshnessConfig | None = None):
+                 config: FreshnessConfig | None = None,
+                 board: RefreshProgressBoard | None = None):
         self._source = source
         self._index = index
         self._indexer = indexer
-        self._embedder = embedder
         self._clock = clock
         self._feed = feed
-        self.config = config or FreshnessConfig()
+        self._board = board
+        self.config = c = config or FreshnessConfig()
         self._state = threading.Lock()  # guards the fields below
         self._pending: dict[str, int] = {}  # path -> sequence number of the burst naming it
         self._sequence = 0
         self._checked_at: float | None = None
         self._verdict: Verdict = (CURRENT, ())
-        self._unindexable: dict[str, SourceFile | None] = {}
+        self._root_notes: tuple[float, int] | None = None  # (counted at, notes) with no index
         self._watching = False
         self._stopped = False
         self._stop = threading.Event()  # wakes the watcher's retry pauses on stop()
-        self._refreshing = threading.Lock()  # one catch-up at a time in this process
+        self._runner = CatchUpRunner(source=source, index=index, indexer=indexer,
+                                     embedder=embedder, clock=clock,
+                                     big_note_bytes=c.big_note_bytes,
+                                     stopped=lambda: self._stopped)
+        self._worker = BackgroundRefresher(index_job=self._index_job, graph_job=self._graph_job,
+                                           clock=clock, graph_debounce_s=c.graph_debounce_s,
+                                           retry_pause_s=c.background_pause_s)
 
     @property
     def watching(self) -> bool:
@@ -117,12 +116,35 @@ class FreshnessPolicy:
         if self._feed is not None:
             self._feed.stop()
         self._watching = False
+        self._worker.stop()
 
     # -- before each search --------------------------------------------------------------
 
     def before_search(self) -> Verdict:
         """(freshness, warnings) for the packet, after indexing pending edits if they fit."""
         now = self._clock.monotonic()
+        before = self._index.current()
+        if before is None:
+            early = self._without_index(now)
+        else:
+            early = self._reused_verdict(now)
+        if early is not None:
+            return early
+        budget = self.config.search_budget_s
+        deadline = self._runner.join_deadline(now + budget, budget)
+        result = self._catch_up(deadline, self.config.max_search_files)
+        if result.held:
+            self._worker.request_index()
+        after = self._index.current()
+        verdict = judge(result, changed_generation=_id(after) != _id(before),
+                        watching=self.watching,
+                        progress=self._board.read() if self._board is not None else None)
+        with self._state:
+            self._verdict = verdict
+        return verdict
+
+    def _reused_verdict(self, now: float) -> Verdict | None:
+        """The answer without looking at the root, or None when it must be looked at."""
         with self._state:
             stale = self._verdict[0] == STALE
             interval = self.config.stale_retry_s if stale else self.config.check_interval_s
@@ -135,44 +157,40 @@ class FreshnessPolicy:
             elif recent:
                 return self._verdict if stale else (CURRENT, ())
             self._checked_at = now
-        before = self._index.current()
-        result = self._catch_up(now + self.config.search_budget_s, self.config.max_search_files)
-        verdict = self._judge(result, before.id if before else None)
-        with self._state:
-            self._verdict = verdict
-        return verdict
+        return None
 
-    def _judge(self, result: CatchUp, before: str | None) -> Verdict:
-        n = result.changed
-        if result.outcome == "nothing":
-            after = self._index.current()
-            return (REFRESHED if (after.id if after else None) != before else CURRENT, ())
-        if result.outcome == "refreshed" and result.report.ok:
-            return (REFRESHED, ())
-        why = {
-            "refreshed": f"a refresh kept the last good index ({result.detail})",
-            "busy": f"{n} changed notes are not indexed yet: {result.detail}",
-            "too-many": f"{n} notes changed since the index was built; "
-                        + ("they are being indexed in the background" if self.watching
-                           else "run memory_refresh to index them"),
-            "model-loading": f"{n} changed notes wait for the embedding model to load",
-            "failed": f"changed notes could not be indexed: {result.detail}",
-        }[result.outcome]
-        return (STALE, (f"stale index: {why}; results may miss recent edits",))
+    def _without_index(self, now: float) -> Verdict | None:
+        """No index at all (never built, or its folder deleted): say so, and build it; None
+        when the root is small enough to build it inside this search."""
+        progress = self._board.read() if self._board is not None else None
+        if progress is not None:
+            return building(progress)
+        counted = self._root_notes
+        if counted is None or now - counted[0] >= self.config.check_interval_s:
+            counted = self._root_notes = (now, len(self._source.scan().files))
+        notes = counted[1]
+        if notes == 0:
+            return (CURRENT, ())
+        if notes <= self.config.max_search_files:
+            return None
+        self._worker.request_index()
+        return no_index_yet(notes)
 
     # -- the change feed -----------------------------------------------------------------
 
     def _on_change(self, paths: frozenset[str]) -> None:
-        """Runs on the feed's thread: note the burst, then index it."""
+        """Runs on the feed's thread: note the burst, then index it (before any long job)."""
         with self._state:
             self._sequence += 1
             for path in paths:
                 self._pending[path] = self._sequence
+        self._worker.preempt()
         if not self._stopped:
             self._background()
 
     def _background(self) -> None:
-        """Index pending edits, retrying while another process refreshes or the model loads.
+        """Index pending small edits, retrying while another process refreshes or the model
+        loads; big notes go to the background thread.
 
         Each try holds this server's refresh mutex for one search budget at most, so that
         searches meanwhile are not held up for the whole wait.
@@ -184,81 +202,46 @@ class FreshnessPolicy:
                     or self._clock.monotonic() >= give_up:
                 break
             self._stop.wait(self.config.background_pause_s)
-        if result.outcome == "refreshed":
-            stage = result.report.stage("index")
-            log.info("watch: %d changed notes -> index %s (%s)", result.changed,
-                     stage.generation if stage else None, stage.outcome if stage else "?")
-        elif result.outcome != "nothing":
-            log.warning("watch: %d changed notes not indexed (%s: %s)", result.changed,
-                        result.outcome, result.detail)
+        if result.held:
+            self._worker.request_index()
+        log_catch_up(result)
 
-    # -- catching up ---------------------------------------------------------------------
+    # -- the background thread's jobs ----------------------------------------------------
 
-    def _catch_up(self, deadline: float, max_files: int | None) -> CatchUp:
-        """Index what changed since the current generation, if it fits before deadline."""
-        if not self._refreshing.acquire(timeout=max(0.0, deadline - self._clock.monotonic())):
-            return CatchUp(outcome="busy", changed=len(self._pending),
-                           detail="a refresh in this server is still running")
-        try:
-            with self._state:
-                sequence = self._sequence
-            return self._catch_up_locked(sequence, deadline, max_files)
-        except AiMemoryError as exc:
-            return CatchUp(outcome="failed", changed=len(self._pending), detail=str(exc))
-        finally:
-            self._refreshing.release()
+    def _index_job(self, cancel: CancelToken) -> bool:
+        """Small notes first, then the big ones; False (try again) when interrupted."""
+        deadline = self._clock.monotonic() + self.config.background_budget_s
+        for big in (False, True):
+            result = self._catch_up(deadline, None, big=big, cancel=cancel)
+            log_catch_up(result)
+            if result.outcome in ("cancelled", "busy", "model-loading"):
+                return self._stopped
+            if not result.held:
+                return True
+        return True
 
-    def _catch_up_locked(self, sequence: int, deadline: float, max_files: int | None) -> CatchUp:
-        while True:
-            changed = self._changed()
-            if not changed:
-                self._settle(sequence)
-                return CatchUp(outcome="nothing")
-            if max_files is not None and len(changed) > max_files:
-                return CatchUp(outcome="too-many", changed=len(changed))
-            if not self._model_ready(deadline):
-                return CatchUp(outcome="model-loading", changed=len(changed))
-            try:
-                report = self._indexer.refresh("index")
-            except RefreshBusy as exc:
-                # Another process is refreshing: it may be indexing these very edits.
-                wait = self._indexer.policy.lock_timeout_s
-                if self._stopped or self._clock.monotonic() + wait > deadline:
-                    return CatchUp(outcome="busy", changed=len(changed), detail=str(exc))
-                continue
-            stage = report.stage("index")
-            self._remember_unindexable(changed, kept=stage is not None and not stage.ok)
-            self._settle(sequence)
-            return CatchUp(outcome="refreshed", changed=len(changed), report=report,
-                           detail=stage.reason if stage else "")
+    def _graph_job(self, cancel: CancelToken) -> bool:
+        """Rebuild the graph when notes came or went since it was built."""
+        lag = self._indexer.graph_lag()
+        if lag is None or not lag.moved:
+            return True
+        result = self._runner.run_graph(cancel, self.config.background_budget_s)
+        log.info("graph follows the index (%s): %s", lag.describe(), result.detail)
+        return result.outcome not in ("cancelled", "busy") or self._stopped
 
-    def _changed(self) -> dict[str, SourceFile | None]:
-        """Paths whose stat differs from the current manifest, less known-unindexable files."""
-        current = self._index.current()
-        scan = self._source.scan()
-        diff = diff_scan(current.manifest if current else {}, scan.files)
-        paths = (*diff.added, *diff.suspect, *diff.removed)
-        return {p: scan.files.get(p) for p in paths
-                if not (p in self._unindexable and self._unindexable[p] == scan.files.get(p))}
-
-    def _remember_unindexable(self, changed: dict[str, SourceFile | None], kept: bool) -> None:
-        """Files a refresh could not index are not news again until their stat moves.
-
-        That is an existing file the new manifest lacks (not UTF-8, unreadable), or every
-        changed file when validation kept the last good generation: retrying each search
-        would fail the same way.
-        """
-        current = self._index.current()
-        manifest = current.manifest if current else {}
-        self._unindexable.update({p: f for p, f in changed.items()
-                                  if f is not None and (kept or p not in manifest)})
-
-    def _settle(self, sequence: int) -> None:
+    def _catch_up(self, deadline: float, max_files: int | None, *, big: bool = False,
+                  cancel: CancelToken | None = None) -> CatchUp:
         with self._state:
-            self._pending = {p: s for p, s in self._pending.items() if s > sequence}
+            sequence, pending = self._sequence, len(self._pending)
+        result = self._runner.run(deadline, max_files, big=big, cancel=cancel, pending=pending)
+        if result.outcome in ("nothing", "refreshed"):
+            with self._state:
+                self._pending = {p: s for p, s in self._pending.items()
+                                 if s > sequence or p in result.held}
+        if result.moved_notes:
+            self._worker.request_graph()
+        return result
 
-    def _model_ready(self, deadline: float) -> bool:
-        state = self._embedder.state()
-        if state == "ready" or state.startswith("failed"):
-            return True  # a failed model: the indexer builds without vectors at once
-        return self._embedder.wait_ready(max(0.0, deadline - self._clock.monotonic()))
+
+def _id(info) -> str | None:
+    return info.id if info is not None else None

@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from attrs import evolve, frozen
 
-from memory.domain.errors import InvalidRequest, NotFound
+from memory.application.chunk_vectors import ChunkVectors
+from memory.application.graph_refresh import GraphRefresh
+from memory.application.refresh_checks import failures_text, validate_index
+from memory.application.refresh_run import (NoteEdits, Progress, RefreshRun, batches,
+                                           read_notes)
+from memory.domain.cancellation import CancelToken
+from memory.domain.errors import InvalidRequest
 from memory.domain.notes import Chunk, NoteDocument
-from memory.domain.text import content_terms
-from memory.domain.refresh import (Check, GenerationInfo, ManifestEntry, RefreshReport,
-                                   SourceFile, StageReport, ValidationReport, diff_scan)
+from memory.domain.refresh import (GenerationInfo, GraphLag, ManifestEntry, RefreshReport,
+                                   SourceFile, SourceScan, StageReport, diff_scan)
+from memory.domain.refresh_plan import RefreshPlan, plan_refresh
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.embedding_cache import EmbeddingCache
-from memory.ports.errors import DuplicateNote, StoreError, Unavailable
+from memory.ports.errors import DuplicateNote, StoreError
 from memory.ports.graph_generations import GraphGenerations
 from memory.ports.index_generations import IndexGenerations, IndexStage
 from memory.ports.journal import RefreshHistory
 from memory.ports.lock import RefreshLock
 from memory.ports.note_source import NoteSource
+from memory.ports.refresh_progress import RefreshProgressBoard
 
-Progress = Callable[[str, int, int], None]
+__all__ = ["Indexer", "Progress", "RefreshPolicy"]
 
 
 @frozen(kw_only=True)
@@ -30,7 +38,8 @@ class RefreshPolicy:
     grace_seconds: float = 60.0
     lock_timeout_s: float = 120.0
     max_graph_shrink: float = 0.5  # a graph losing more than half its notes needs force
-    embed_batch: int = 256
+    embed_batch: int = 256  # chunks added (and progress reported) per step
+    embed_call: int = 64  # chunks per embedding call: the longest a cancel waits
 
 
 class Indexer:
@@ -39,152 +48,149 @@ class Indexer:
     def __init__(self, source: NoteSource, index: IndexGenerations, embedder: Embedder,
                  cache: EmbeddingCache, lock: RefreshLock, clock: Clock,
                  history: RefreshHistory, graphs: GraphGenerations | None = None,
-                 policy: RefreshPolicy | None = None):
+                 policy: RefreshPolicy | None = None, board: RefreshProgressBoard | None = None):
         self._source = source
         self._index = index
         self._embedder = embedder
-        self._cache = cache
+        self._vectors = ChunkVectors(embedder, cache)
         self._lock = lock
         self._clock = clock
         self._history = history
         self._graphs = graphs
+        self._board = board
         self.policy = policy or RefreshPolicy()
+        self._graph = GraphRefresh(graphs, clock, self.policy.max_graph_shrink) if graphs else None
 
-    def refresh(self, mode: str = "index", force: bool = False,
-                progress: Progress | None = None) -> RefreshReport:
+    def refresh(self, mode: str = "index", force: bool = False, progress: Progress | None = None,
+                cancel: CancelToken | None = None,
+                hold_back: Collection[str] = ()) -> RefreshReport:
+        """Refresh the index (and with mode 'full' the graph first).
+
+        Cancelled when `cancel` is set: the stage is discarded, the lock released. Notes in
+        `hold_back` keep what the current generation holds of them (a later refresh takes
+        them): the background indexes a giant note apart from the small edits.
+        """
         if mode not in ("index", "full"):
             raise InvalidRequest(f"refresh mode must be 'index' or 'full', not {mode!r}")
-        progress = progress or (lambda stage, done, total: None)
-        with self._lock.hold(self.policy.lock_timeout_s):
-            warnings: list[str] = []
-            stages: list[StageReport] = []
-            if mode == "full":
-                stages.append(self._graph_stage(force, warnings, progress))
-            stages.append(self._index_stage(mode == "full", force, warnings, progress))
+        run = RefreshRun(progress, cancel, self._board)
+        warnings: list[str] = []
+        with self._locked(run):
+            stages = [self._graph_stage(force, run)] if mode == "full" else []
+            run.cancel.raise_if_cancelled()
+            stages.append(self._index_stage(mode == "full", force, frozenset(hold_back),
+                                            warnings, run))
             self._collect(warnings)
-        report = RefreshReport(mode=mode, stages=tuple(stages), warnings=tuple(warnings))
-        self._history.append({"time": self._clock.now_iso(), **report.as_dict()})
+        return self._recorded(RefreshReport(mode=mode, stages=tuple(stages),
+                                            warnings=tuple(warnings)))
+
+    def refresh_graph(self, cancel: CancelToken | None = None) -> RefreshReport:
+        """Rebuild only the graph (the index stays as it is): how the graph follows edits."""
+        run = RefreshRun(None, cancel, self._board)
+        with self._locked(run):
+            stage = self._graph_stage(False, run)
+        return self._recorded(RefreshReport(mode="graph", stages=(stage,)))
+
+    @contextmanager
+    def _locked(self, run: RefreshRun) -> Iterator[None]:
+        try:
+            with self._lock.hold(self.policy.lock_timeout_s, run.cancel):
+                try:
+                    yield
+                finally:
+                    run.end()  # before the next holder can post its own progress
+        except OSError as exc:  # an adapter let one through: name what could not be written
+            raise StoreError(f"refresh failed: {exc}") from exc
+
+    def graph_lag(self) -> GraphLag | None:
+        """How far the served graph is behind the index; None without a graph to compare."""
+        index = self._index.current()
+        if self._graph is None or index is None:
+            return None
+        return self._graph.lag({p: e.content_hash for p, e in index.manifest.items()})
+
+    def _recorded(self, report: RefreshReport) -> RefreshReport:
+        try:
+            self._history.append({"time": self._clock.now_iso(), **report.as_dict()})
+        except StoreError as exc:  # the refresh itself is done; only its record is missing
+            return evolve(report, warnings=(*report.warnings, f"refresh not recorded: {exc}"))
         return report
 
     # -- index ---------------------------------------------------------------------------
 
-    def _index_stage(self, full: bool, force: bool, warnings: list[str],
-                     progress: Progress) -> StageReport:
+    def _index_stage(self, full: bool, force: bool, hold_back: frozenset[str],
+                     warnings: list[str], run: RefreshRun) -> StageReport:
         started = self._clock.monotonic()
         current = self._index.current()
-        # A damaged current generation (or one served in place of it) is no base to edit,
-        # nor a reason to say "unchanged": rebuild from the notes.
-        damaged = self._index.check_current() if current is not None else []
-        if damaged:
-            warnings.append(f"index rebuilt from the notes: {damaged[0]}")
-        semantic = self._semantic_ready(warnings)
-        model_id = self._embedder.model_id if semantic else None
-        chunking = self._source.chunking
-        rechunk = current is not None and not damaged and current.chunking != chunking
-        if rechunk and not full:
-            warnings.append(f"index rebuilt from the notes: chunking changed "
-                            f"({current.chunking or 'unrecorded'} -> {chunking})")
-        if current is not None and not damaged and current.model_id and model_id \
-                and current.model_id != model_id:
-            warnings.append(f"index re-embedded: the embedding model changed "
-                            f"({current.model_id} -> {model_id})")
-        reusable = current is not None and not full and current.model_id == model_id \
-            and not damaged and not rechunk
-        previous = dict(current.manifest) if reusable else {}
+        plan = self._plan(current, full, force, warnings)
         scan = self._source.scan()
         warnings.extend(scan.warnings)
-        diff = diff_scan(previous, scan.files)
-        docs, unreadable = self._read(diff.added + diff.suspect, warnings)
-        changed = [d for d in docs if d.note.path not in previous
-                   or previous[d.note.path].content_hash != d.note.content_hash]
-        touched = [d for d in docs if d not in changed]  # stat moved, content the same
-        removed = [*diff.removed, *(p for p in unreadable if p in previous)]
-        if not (changed or removed or touched) and current is not None and not force:
+        diff = diff_scan(plan.previous, scan.files)
+        wanted = [p for p in (*diff.added, *diff.suspect) if p not in hold_back]
+        docs, unreadable = read_notes(self._source, wanted, warnings)
+        edits = NoteEdits.of(docs, unreadable, diff.removed, plan.previous)
+        if current is not None and not plan.forced and edits.empty:
             return StageReport(stage="index", outcome="unchanged", generation=current.id,
                                previous=current.id, reason="no note changed",
                                seconds=self._clock.monotonic() - started)
-        stage = self._index.stage(current.id if reusable else None)
+        stage = self._index.stage(plan.base)
         try:
-            stage.remove([d.note.path for d in (*changed, *touched)] + removed)
-            counts = self._add_all(stage, [*changed, *touched], scan.files, semantic, warnings,
-                                   progress)
-            expected = {p: e for p, e in stage.manifest().items()}
-            validation = self._validate(stage, expected, semantic, [*changed, *touched])
-            if not validation.ok:
-                stage.discard()
-                return StageReport(
-                    stage="index", outcome="kept-last-good", generation=current.id if current else None,
-                    previous=current.id if current else None, validation=validation,
-                    reason="; ".join(f"{c.name}: {c.detail}" for c in validation.failures),
-                    seconds=self._clock.monotonic() - started)
-            info = stage.publish(model_id, self._embedder.dimension if semantic else None,
-                                 validation.as_dict(), chunking)
+            return self._fill(stage, plan, edits, scan, current, warnings, run, started)
         except BaseException:
             stage.discard()
             raise
-        return StageReport(
-            stage="index", outcome="published", generation=info.id,
-            previous=current.id if current else None, validation=validation,
-            added=len([d for d in changed if d.note.path not in previous]),
-            changed=len([d for d in changed if d.note.path in previous]),
-            removed=len(removed), embedded=counts[0], reused_vectors=counts[1],
-            seconds=self._clock.monotonic() - started)
 
-    def _semantic_ready(self, warnings: list[str]) -> bool:
-        self._embedder.warm()
-        if self._embedder.wait_ready(300.0):
-            return True
-        warnings.append(f"embedding model unavailable ({self._embedder.state()}): "
-                        "index built without vectors; semantic search is off")
-        return False
+    def _plan(self, current: GenerationInfo | None, full: bool, force: bool,
+              warnings: list[str]) -> RefreshPlan:
+        damage = self._index.check_current() if current is not None else []
+        semantic = self._vectors.ready(warnings)
+        plan = plan_refresh(current=current, damage=damage,
+                            model_id=self._embedder.model_id if semantic else None,
+                            chunking=self._source.chunking, full=full, force=force)
+        warnings.extend(plan.warnings)
+        return plan
 
-    def _read(self, paths: Sequence[str], warnings: list[str]) -> tuple[list[NoteDocument], list[str]]:
-        docs, unreadable = [], []
-        for path in paths:
-            try:
-                doc = self._source.load(path)
-            except (InvalidRequest, NotFound) as exc:
-                warnings.append(f"skipped {path}: {exc}")
-                unreadable.append(path)
-                continue
-            warnings.extend(doc.warnings)
-            docs.append(doc)
-        return docs, unreadable
+    def _fill(self, stage: IndexStage, plan: RefreshPlan, edits: NoteEdits, scan: SourceScan,
+              current: GenerationInfo | None, warnings: list[str], run: RefreshRun,
+              started: float) -> StageReport:
+        """Edit the stage, validate it, publish it or discard it (the caller discards on error)."""
+        previous = current.id if current else None
+        stage.remove([d.note.path for d in edits.docs] + list(edits.removed))
+        embedded, reused = self._add_all(stage, edits.docs, scan.files, plan.semantic, warnings,
+                                         run)
+        validation = validate_index(stage, stage.manifest(), plan.semantic, self._embedder,
+                                    edits.docs)
+        if not validation.ok:
+            stage.discard()
+            return StageReport(stage="index", outcome="kept-last-good", generation=previous,
+                               previous=previous, validation=validation,
+                               reason=failures_text(validation),
+                               seconds=self._clock.monotonic() - started)
+        run.cancel.raise_if_cancelled()
+        info = stage.publish(plan.model_id, self._embedder.dimension if plan.semantic else None,
+                             validation.as_dict(), self._source.chunking)
+        return StageReport(stage="index", outcome="published", generation=info.id,
+                           previous=previous, validation=validation, reason=plan.describe(),
+                           added=edits.new, changed=edits.changed, removed=len(edits.removed),
+                           embedded=embedded, reused_vectors=reused,
+                           seconds=self._clock.monotonic() - started)
 
-    def _add_all(self, stage: IndexStage, docs: list[NoteDocument], files, semantic: bool,
-                 warnings: list[str], progress: Progress) -> tuple[int, int]:
-        embedded = reused = 0
-        batch = self.policy.embed_batch
-        total = len(docs)
-        i = 0
-        while i < total:
-            group = [docs[i]]
-            size = len(docs[i].chunks)
-            while i + len(group) < total and size < batch:
-                group.append(docs[i + len(group)])
-                size += len(group[-1].chunks)
-            vectors: dict[str, Sequence[float]] = {}
+    def _add_all(self, stage: IndexStage, docs: Sequence[NoteDocument],
+                 files: Mapping[str, SourceFile], semantic: bool, warnings: list[str],
+                 run: RefreshRun) -> tuple[int, int]:
+        """Add the notes in batches of about `embed_batch` chunks; (embedded, reused)."""
+        embedded = reused = done = 0
+        if docs:
+            run.step("index", 0, len(docs))
+        for group in batches(docs, self.policy.embed_batch):
+            vectors = None
             if semantic:
-                e, r, vectors = self._vectors_for(group)
+                e, r, vectors = self._vectors.of(group, run.cancel, self.policy.embed_call)
                 embedded, reused = embedded + e, reused + r
             for doc in group:
-                self._add_one(stage, doc, files.get(doc.note.path),
-                              vectors if semantic else None, warnings)
-            i += len(group)
-            progress("index", i, total)
+                self._add_one(stage, doc, files.get(doc.note.path), vectors, warnings)
+            done += len(group)
+            run.step("index", done, len(docs))
         return embedded, reused
-
-    def _vectors_for(self, docs: list[NoteDocument]) -> tuple[int, int, dict[str, Sequence[float]]]:
-        hashes = list(dict.fromkeys(c.hash for d in docs for c in d.chunks))
-        known = self._cache.get_many(self._embedder.model_id, hashes)
-        missing = [h for h in hashes if h not in known]
-        if missing:
-            text_of = {c.hash: c.indexed_text for d in docs for c in d.chunks}
-            fresh = self._embedder.embed_documents([text_of[h] for h in missing])
-            new = {h: v for h, v in zip(missing, fresh)}
-            self._cache.put_many(self._embedder.model_id, new)
-            known.update(new)
-        return len(missing), len(hashes) - len(missing), known
 
     def _add_one(self, stage: IndexStage, doc: NoteDocument, scanned: SourceFile | None,
                  vectors: dict[str, Sequence[float]] | None, warnings: list[str]) -> None:
@@ -206,95 +212,11 @@ class Indexer:
             return None
         return [vectors[c.hash] for c in doc.chunks]
 
-    def _validate(self, stage: IndexStage, expected: dict[str, ManifestEntry], semantic: bool,
-                  added: list[NoteDocument]) -> ValidationReport:
-        facts = stage.facts()
-        checks = [
-            Check(name="integrity", ok=facts.integrity == "ok", detail=facts.integrity),
-            Check(name="notes-match-manifest", ok=facts.notes == len(expected),
-                  detail=f"{facts.notes} notes, manifest lists {len(expected)}"),
-            Check(name="every-note-present", ok=facts.paths == frozenset(expected),
-                  detail=_missing_detail(facts.paths, frozenset(expected))),
-        ]
-        if semantic:
-            checks.append(Check(name="vectors", ok=facts.vectors == facts.chunks,
-                                detail=f"{facts.vectors} vectors for {facts.chunks} chunks"))
-            checks.append(Check(name="dimension",
-                                ok=facts.chunks == 0 or facts.dimension == self._embedder.dimension,
-                                detail=f"{facts.dimension} (model {self._embedder.dimension})"))
-        checks.append(self._self_query(stage, semantic, added))
-        return ValidationReport(checks=tuple(checks))
-
-    def _self_query(self, stage: IndexStage, semantic: bool, added: list[NoteDocument]) -> Check:
-        # Probe with a chunk that has real words: `---` or a lone fence matches nothing.
-        probe = next((c for d in added for c in d.chunks if len(content_terms(c.text)) >= 2), None)
-        if probe is None:
-            return Check(name="self-query", ok=True, detail="no new chunk to probe")
-        vector = self._embedder.embed_query(probe.indexed_text) if semantic else None
-        lexical, nearest = stage.probe(probe.indexed_text, vector, 10)
-        ok = probe.chunk_id in lexical and (not semantic or probe.chunk_id in nearest)
-        found = []
-        if probe.chunk_id not in lexical:
-            found.append("lexically")
-        if semantic and probe.chunk_id not in nearest:
-            found.append("semantically")
-        detail = f"{probe.chunk_id} found" if ok else f"{probe.chunk_id} not found {' or '.join(found)}"
-        return Check(name="self-query", ok=ok, detail=detail)
-
-    # -- graph ---------------------------------------------------------------------------
-
-    def _graph_stage(self, force: bool, warnings: list[str], progress: Progress) -> StageReport:
-        started = self._clock.monotonic()
-        if self._graphs is None:
+    def _graph_stage(self, force: bool, run: RefreshRun) -> StageReport:
+        if self._graph is None:
             return StageReport(stage="graph", outcome="skipped", reason="no graph builder")
-        docs, _ = self._read(sorted(self._source.scan().files), [])
-        progress("graph", 0, 1)
-        previous = self._graph_previous()
-        try:
-            stage = self._graphs.build(docs)
-        except (StoreError, Unavailable) as exc:
-            return StageReport(stage="graph", outcome="kept-last-good", generation=previous,
-                               previous=previous, reason=f"graph build failed: {exc}",
-                               seconds=self._clock.monotonic() - started)
-        validation = self._validate_graph(stage.facts(), docs, force)
-        if not validation.ok:
-            stage.discard()
-            return StageReport(stage="graph", outcome="kept-last-good", generation=previous,
-                               previous=previous, validation=validation,
-                               reason="; ".join(f"{c.name}: {c.detail}" for c in validation.failures),
-                               seconds=self._clock.monotonic() - started)
-        info = stage.publish()
-        progress("graph", 1, 1)
-        return StageReport(stage="graph", outcome="published", generation=info.id,
-                           previous=previous, validation=validation,
-                           seconds=self._clock.monotonic() - started)
-
-    def _graph_previous(self) -> str | None:
-        info = self._graphs.current()
-        return info.id if info else None
-
-    def _validate_graph(self, facts, docs: list[NoteDocument], force: bool) -> ValidationReport:
-        ids = frozenset(d.note.memory_id for d in docs)
-        missing = ids - facts.page_notes
-        checks = [
-            Check(name="built", ok=facts.nodes > 0, detail=f"{facts.nodes} nodes, {facts.edges} edges"),
-            Check(name="page-node-per-note", ok=not missing,
-                  detail=f"{len(missing)} notes without a page node" + (
-                      f", e.g. {sorted(missing)[0]}" if missing else "")),
-            Check(name="no-dangling-edge", ok=facts.dangling_edges == 0,
-                  detail=f"{facts.dangling_edges} dangling edges"),
-        ]
-        before = self._previous_graph_notes()
-        if before and not force:
-            ratio = len(facts.page_notes) / before
-            checks.append(Check(name="shrink", ok=ratio >= 1 - self.policy.max_graph_shrink,
-                                detail=f"{len(facts.page_notes)} notes now, {before} before "
-                                       "(use force to accept a large shrink)"))
-        return ValidationReport(checks=tuple(checks))
-
-    def _previous_graph_notes(self) -> int:
-        info = self._graphs.current()
-        return info.notes if info else 0
+        docs, _ = read_notes(self._source, sorted(self._source.scan().files), [])
+        return self._graph.stage(docs, force, run)
 
     def _collect(self, warnings: list[str]) -> None:
         for store in (self._index, self._graphs):
@@ -304,13 +226,6 @@ class Indexer:
                 store.collect(self.policy.keep_generations, self.policy.grace_seconds)
             except StoreError as exc:
                 warnings.append(f"old generations not collected: {exc}")
-
-
-def _missing_detail(have: frozenset[str], want: frozenset[str]) -> str:
-    missing, extra = sorted(want - have), sorted(have - want)
-    if not (missing or extra):
-        return "all present"
-    return f"missing {missing[:3]} extra {extra[:3]}"
 
 
 def _path_identity(path: str) -> str:

@@ -130,12 +130,15 @@ class MemoryService:
 
     # -- writing -------------------------------------------------------------------------
 
-    def refresh(self, mode="index", force=False, progress: Progress | None = None) -> RefreshReport:
+    def refresh(self, mode="index", force=False, progress: Progress | None = None,
+                cancel=None) -> RefreshReport:
+        """Cancelled (nothing kept, the last good generation serving) when the CancelToken
+        `cancel` is set."""
         if not isinstance(mode, str) or mode not in ("index", "full"):
             raise InvalidRequest(f"mode must be 'index' or 'full', not {mode!r}")
         if not isinstance(force, bool):
             raise InvalidRequest("force must be true or false")
-        report = self._indexer.refresh(mode, force, progress)
+        report = self._indexer.refresh(mode, force, progress, cancel)
         self._generation()
         return report
 

@@ -155,3 +155,54 @@ class SourceScan:
 
     files: Mapping[str, SourceFile]
     warnings: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class BuildProgress:
+    """How far a running refresh has come, as any process on the root can read it."""
+
+    stage: str  # "index" | "graph"
+    done: int
+    total: int
+    pid: int | None = None  # the refreshing process, when another one
+
+    def summary(self) -> str:
+        where = f", by process {self.pid}" if self.pid else ""
+        if self.stage == "graph":
+            return f"building the graph first{where}"
+        return f"{self.done:,} of {self.total:,} notes{where}"
+
+    def describe(self) -> str:
+        return f"index being built: {self.summary()}"
+
+
+@frozen(kw_only=True)
+class GraphLag:
+    """Notes the index holds differently from the graph it serves next to it."""
+
+    added: tuple[str, ...] = ()  # in the index, not in the graph
+    removed: tuple[str, ...] = ()  # in the graph, gone from the index
+    changed: tuple[str, ...] = ()  # in both, with other content
+
+    @classmethod
+    def between(cls, index: Mapping[str, str], graph: Mapping[str, str]) -> GraphLag:
+        """Compare path -> content hash maps of the index and of the graph's sources."""
+        return cls(added=tuple(sorted(p for p in index if p not in graph)),
+                   removed=tuple(sorted(p for p in graph if p not in index)),
+                   changed=tuple(sorted(p for p, h in index.items()
+                                        if p in graph and graph[p] != h)))
+
+    @property
+    def behind(self) -> int:
+        return len(self.added) + len(self.removed) + len(self.changed)
+
+    @property
+    def moved(self) -> bool:
+        """Notes came or went (added, removed or moved): graph lookups by them fail."""
+        return bool(self.added or self.removed)
+
+    def describe(self) -> str:
+        example = (self.added + self.removed + self.changed)[:1]
+        return (f"graph behind index by {self.behind} notes "
+                f"({len(self.added)} added, {len(self.removed)} removed, "
+                f"{len(self.changed)} changed{', e.g. ' + example[0] if example else ''})")

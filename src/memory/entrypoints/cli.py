@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from contextlib import suppress
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
@@ -90,7 +92,15 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()  # a reader gone away shows here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # `ai-memory search ... | head`: the reader has what it wanted. Point stdout at the
+        # null device so that the interpreter's last flush does not fail again.
+        with suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # what a shell reports for a command ended by SIGPIPE
     except InvalidRequest as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -101,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"busy: {exc}", file=sys.stderr)
         return 4
     except AiMemoryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # a file ai-memory needed could not be read or written
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
-                                        SystemClock)
+                                        JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
@@ -53,6 +53,7 @@ class Gateways(containers.DeclarativeContainer):
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
     history = providers.Singleton(JsonlRefreshHistory, state_dir=config.state_dir)
+    progress = providers.Singleton(JsonRefreshProgress, state_dir=config.state_dir)
     clock = providers.Singleton(SystemClock)
     change_feed = providers.Singleton(WatchfilesChangeFeed, root=config.root,
                                       state_dir=config.state_dir)
@@ -74,6 +75,7 @@ class UseCases(containers.DeclarativeContainer):
     lock = providers.Dependency()
     feedback = providers.Dependency()
     history = providers.Dependency()
+    progress = providers.Dependency()
     clock = providers.Dependency()
     change_feed = providers.Dependency()
     source_control = providers.Dependency()
@@ -88,16 +90,16 @@ class UseCases(containers.DeclarativeContainer):
         today=providers.Callable(lambda clock: (lambda: clock.now_iso()[:10]), clock))
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
-        clock=clock, history=history, graphs=graphs)
+        clock=clock, history=history, graphs=graphs, board=progress)
     # Refreshes the server makes on its own wait only briefly for another process's lock,
     # and are recorded only when they changed something.
     quick_indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
-        clock=clock, history=providers.Singleton(ChangesOnlyHistory, history),
-        policy=providers.Object(RefreshPolicy(lock_timeout_s=3.0)))
+        clock=clock, history=providers.Singleton(ChangesOnlyHistory, history), graphs=graphs,
+        policy=providers.Object(RefreshPolicy(lock_timeout_s=3.0)), board=progress)
     freshness = providers.Singleton(
         FreshnessPolicy, source=source, index=index, indexer=quick_indexer, embedder=embedder,
-        clock=clock, feed=change_feed, config=freshness_config)
+        clock=clock, feed=change_feed, config=freshness_config, board=progress)
     workspace = providers.Singleton(
         WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
@@ -116,7 +118,7 @@ class Application(containers.DeclarativeContainer):
         chunks=gateways.chunks, vectors=gateways.vectors, embedder=gateways.embedder,
         cache=gateways.cache, graph=gateways.graph, graphs=gateways.graphs,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
-        clock=gateways.clock, change_feed=gateways.change_feed,
+        progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
         source_control=gateways.source_control)
 
 

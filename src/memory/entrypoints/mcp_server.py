@@ -18,12 +18,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, TextContent
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
 from memory import __version__
+from memory.domain.cancellation import Cancelled
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
 from memory.entrypoints.mcp_roots import ClientRoots
+from memory.entrypoints.mcp_stdio import AnsweringReadStream
 from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
@@ -52,7 +56,7 @@ projects, decisions, tools and workflows, written by people and by agents like y
   helped."""
 
 _KINDS = ((InvalidRequest, "invalid request"), (NotFound, "not found"),
-          (RefreshBusy, "busy"), (Unavailable, "unavailable"))
+          (RefreshBusy, "busy"), (Unavailable, "unavailable"), (Cancelled, "cancelled"))
 
 
 class AiMemoryServer(MCPServer):
@@ -60,10 +64,21 @@ class AiMemoryServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:
+        known = [tool.name for tool in await self.list_tools()]
+        if name not in known:  # a protocol error, not a failure of one of our tools
+            raise MCPError(code=INVALID_PARAMS, message=_one_line(
+                f"unknown tool {name!r}; the tools are {', '.join(known)}", 300))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             return tool_error(name, exc)
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, with every line it cannot parse answered (mcp_stdio)."""
+        async with stdio_server() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async drives (mcp 2.3)
+            await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
 
 
 def tool_error(name: str, exc: ToolError) -> CallToolResult:

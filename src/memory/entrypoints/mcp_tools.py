@@ -7,7 +7,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -20,6 +21,7 @@ from typing_extensions import TypedDict
 
 from memory.application.requests import (MAX_DEPTH, MAX_LIMIT, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS)
+from memory.domain.cancellation import CancelToken
 from memory.entrypoints import presenters
 
 if TYPE_CHECKING:
@@ -199,9 +201,11 @@ class MemoryTools:
         (by you or anyone). Call it after writing notes. 'index' (default) re-embeds only
         changed notes; 'full' also rebuilds the knowledge graph used by memory_neighbors and
         memory_path (slower). Safe to repeat: if a refresh fails, the last good index keeps
-        serving. Reports progress when the client asks for it."""
-        progress = _ProgressRelay(ctx)
-        report = await self._call(lambda s: s.refresh(mode, force, progress))
+        serving. Reports progress when the client asks for it; cancelling the request stops
+        the refresh and keeps the last good index."""
+        relay = _ProgressRelay(ctx)
+        report = await relay.run(self._call(
+            lambda s: s.refresh(mode, force, relay, relay.cancel)))
         return answer(report.as_dict(), presenters.refresh_text(report))
 
     async def memory_health(self) -> Record:
@@ -231,22 +235,64 @@ def register_tools(server: MCPServer, service: Callable[[], MemoryService]) -> N
 
 
 class _ProgressRelay:
-    """Refresh progress from the worker thread to the client, at most a few times a second."""
+    """Refresh progress from the worker thread to the client, at most a few times a second,
+    and the client's cancel back to the worker thread.
+
+    The pump that sends progress runs in the request's own task group. On
+    notifications/cancelled the SDK cancels that group's scope: the pump stops at once (no
+    progress after the cancel) and sets the CancelToken the refresh checks between
+    batches, so the worker thread stops too instead of running to the end unseen.
+    """
 
     def __init__(self, ctx: Context, every_s: float = 0.25):
         self._ctx = ctx
         self._every = every_s
         self._last = 0.0
         self._lock = threading.Lock()
+        self.cancel = CancelToken()
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[int, int, str]](16)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.cancel.cancelled():
+            return
         now = time.monotonic()
         with self._lock:
             if done < total and now - self._last < self._every:
                 return
             self._last = now
         try:
-            anyio.from_thread.run(self._ctx.report_progress, done, total,
-                                  f"{stage}: {done}/{total}")
+            anyio.from_thread.run_sync(self._offer, (done, total, f"{stage}: {done}/{total}"))
         except Exception:  # noqa: BLE001 - advisory: a client gone away must not fail a refresh
             log.debug("refresh progress not delivered", exc_info=True)
+
+    def _offer(self, item: tuple[int, int, str]) -> None:
+        # A client reading slowly loses progress lines, never holds up the refresh.
+        with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait(item)
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """Await work (the refresh in its thread) while the pump relays its progress."""
+        failure: Exception | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._pump)
+            try:
+                result = await work
+            except Exception as exc:  # noqa: BLE001 - raised again below, outside the group
+                failure = exc
+            finally:
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return result
+
+    async def _pump(self) -> None:
+        try:
+            async for done, total, message in self._receive:
+                try:
+                    await self._ctx.report_progress(done, total, message)
+                except Exception:  # noqa: BLE001 - advisory, as above
+                    log.debug("refresh progress not delivered", exc_info=True)
+        finally:
+            # Reached when the request's scope is cancelled: by the client, or by run()
+            # once the refresh is over (a cancel then changes nothing).
+            self.cancel.cancel("the client cancelled the refresh; the last good index serves")

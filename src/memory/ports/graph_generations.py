@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from attrs import frozen
 
+from memory.domain.cancellation import CancelToken
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
 
@@ -40,8 +41,17 @@ class GraphGenerations(Protocol):
     def current(self) -> GenerationInfo | None:
         """The published graph generation (GenerationInfo.notes = notes with a page node)."""
 
-    def build(self, documents: Sequence[NoteDocument]) -> GraphStage:
-        """Build a graph of the whole root into a new stage (may take seconds)."""
+    def build(self, documents: Sequence[NoteDocument],
+              cancel: CancelToken | None = None) -> GraphStage:
+        """Build a graph of the whole root into a new stage (may take seconds).
+
+        Cancelled (nothing left behind) when `cancel` is set during the build; StoreError
+        when the build fails or its stage cannot be written.
+        """
+
+    def current_sources(self) -> Mapping[str, str] | None:
+        """Path -> content hash of the notes the current graph was built from; None when
+        there is no graph or it did not record them."""
 
     def collect(self, keep: int, grace_seconds: float) -> list[str]:
         """Delete old graph generations and stale stages."""

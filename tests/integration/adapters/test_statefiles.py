@@ -182,3 +182,108 @@ def test_system_clock():
     assert len(stamp) == 25 and stamp[10] == "T" and stamp.endswith("+00:00")
     first = clock.monotonic()
     assert clock.monotonic() >= first
+
+
+# -- the lock gives up waiting when cancelled; the progress board --------------------------
+
+import threading  # noqa: E402
+
+from memory.adapters.inmemory import InMemoryLock, InMemoryRefreshProgress  # noqa: E402
+from memory.adapters.statefiles import JsonRefreshProgress  # noqa: E402
+from memory.domain.cancellation import CancelToken, Cancelled  # noqa: E402
+from memory.domain.refresh import BuildProgress  # noqa: E402
+from memory.ports.errors import StoreError  # noqa: E402
+from memory.ports.refresh_progress import RefreshProgressBoard  # noqa: E402
+
+
+@pytest.mark.parametrize("make_lock", [FileRefreshLock, lambda _: InMemoryLock()],
+                         ids=["file", "in-memory"])
+def test_a_cancelled_wait_for_the_lock_stops_waiting(tmp_path, make_lock):
+    lock, cancel, released = make_lock(tmp_path), CancelToken(), threading.Event()
+    held = threading.Event()
+
+    def hold():
+        with lock.hold(timeout=5):
+            held.set()
+            released.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    threading.Timer(0.3, cancel.cancel, args=("the client gave up",)).start()
+    # Without the cancel this would wait the full 60 s and end in RefreshBusy.
+    with pytest.raises(Cancelled, match="the client gave up"):
+        with lock.hold(timeout=60, cancel=cancel):
+            pytest.fail("acquired a held lock")
+    released.set()
+    holder.join()
+    with lock.hold(timeout=5):
+        pass
+
+
+def test_a_lock_file_that_cannot_be_opened_is_a_store_error_naming_it(tmp_path):
+    lock = FileRefreshLock(tmp_path)
+    lock.path.parent.mkdir(parents=True)
+    lock.path.mkdir()  # a folder where the lock file should be: no one can open it for writing
+    with pytest.raises(StoreError, match=f"cannot write {lock.path}"):
+        with lock.hold(timeout=1):
+            pytest.fail("held an unopenable lock")
+
+
+@pytest.fixture(params=["json-file", "in-memory"])
+def board(request, tmp_path) -> RefreshProgressBoard:
+    return JsonRefreshProgress(tmp_path, every_s=0.0) if request.param == "json-file" \
+        else InMemoryRefreshProgress()
+
+
+def test_the_board_shows_the_last_progress_until_cleared(board):
+    assert isinstance(board, RefreshProgressBoard)
+    assert board.read() is None
+    board.post(BuildProgress(stage="index", done=10, total=40))
+    board.post(BuildProgress(stage="index", done=20, total=40))
+    shown = board.read()
+    assert (shown.stage, shown.done, shown.total, shown.pid) == ("index", 20, 40, None)
+    board.clear()
+    assert board.read() is None
+
+
+def test_another_process_reads_the_progress_with_the_writers_pid(tmp_path):
+    writer = python("""
+        import sys
+        from memory.adapters.statefiles import JsonRefreshProgress
+        from memory.domain.refresh import BuildProgress
+        JsonRefreshProgress(sys.argv[1]).post(BuildProgress(stage="index", done=3, total=9))
+        print("posted", flush=True)
+        sys.stdin.readline()
+    """, str(tmp_path), stdin=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline().strip() == "posted", writer.stderr.read()
+        shown = JsonRefreshProgress(tmp_path).read()
+        assert shown.describe() == f"index being built: 3 of 9 notes, by process {writer.pid}"
+    finally:
+        writer.stdin.close()
+        writer.wait(30)
+    # Its process is gone: what it left reads as nothing, not as a build still running.
+    assert (tmp_path / "refresh-progress.json").exists()
+    assert JsonRefreshProgress(tmp_path).read() is None
+
+
+def test_posts_are_thrown_away_between_writes_but_the_last_step_is_written(tmp_path):
+    board = JsonRefreshProgress(tmp_path, every_s=3600.0)
+    board.post(BuildProgress(stage="index", done=0, total=3))
+    board.post(BuildProgress(stage="index", done=1, total=3))  # within the interval: dropped
+    assert board.read().done == 0
+    board.post(BuildProgress(stage="graph", done=0, total=1))  # a new stage is news
+    assert board.read().stage == "graph"
+    board.post(BuildProgress(stage="graph", done=1, total=1))  # so is the end of one
+    assert board.read().done == 1
+
+
+def test_a_board_that_cannot_be_written_never_fails_the_refresh(tmp_path, caplog):
+    (tmp_path / "refresh-progress.json").mkdir()  # a folder in its place: os.replace fails
+    board = JsonRefreshProgress(tmp_path, every_s=0.0)
+    board.post(BuildProgress(stage="index", done=1, total=2))
+    board.post(BuildProgress(stage="index", done=2, total=2))
+    board.clear()
+    warned = [r for r in caplog.records if "refresh progress not shared" in r.getMessage()]
+    assert len(warned) == 1  # said once, not for every batch

@@ -52,24 +52,33 @@ class Fresh:
     """A World whose service asks a FreshnessPolicy before each search."""
 
     def __init__(self, *, watch: bool, clock=None, config: FreshnessConfig | None = None,
-                 lock_timeout_s: float = 3.0):
-        self.world = w = World()
+                 lock_timeout_s: float = 3.0, embedder=None, board=None, graph: bool = False,
+                 batch: int = 256):
+        self.world = w = World(embedder=embedder)
         w.source = CountingSource(docs())
         self.clock = clock or Ticking()
         self.feed = InMemoryChangeFeed() if watch else None
+        graphs = w.graph if graph else None
         self.indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, self.clock,
-                               w.history, policy=RefreshPolicy(lock_timeout_s=lock_timeout_s))
+                               w.history, graphs, board=board,
+                               policy=RefreshPolicy(lock_timeout_s=lock_timeout_s,
+                                                    embed_batch=batch))
         self.policy = FreshnessPolicy(source=w.source, index=w.generations, indexer=self.indexer,
                                       embedder=w.embedder, clock=self.clock, feed=self.feed,
-                                      config=config)
+                                      config=config, board=board)
         w.indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, self.clock,
-                            w.history)
+                            w.history, graphs)
         self.service = MemoryService(
             engine=w.engine, indexer=w.indexer, source=w.source, chunks=w.chunks,
-            index=w.generations, graph=None, graphs=None, embedder=w.embedder,
+            index=w.generations, graph=graphs, graphs=graphs, embedder=w.embedder,
             feedback=w.feedback, history=w.history, clock=self.clock,
             before_search=self.policy.before_search)
-        self.service.refresh("index")
+        self.service.refresh("full" if graph else "index")
+
+    def forget_index(self) -> None:
+        """As `rm -rf .ai-memory` does: the store has no current generation any more."""
+        self.world.index.generations.clear()
+        self.world.index.current_id = None
 
     def write(self, path: str, body: str) -> None:
         source = self.world.source
@@ -326,3 +335,130 @@ def test_when_watching_breaks_down_searches_check_the_root_themselves():
     packet = f.service.search("axolotl")
     assert packet.freshness == "refreshed-before-search"
     assert top_path(packet) == "Decisions/D1.md"
+
+
+# -- no index at all, big notes, the graph ------------------------------------------------
+
+from memory.adapters.inmemory import DeterministicEmbedder, InMemoryRefreshProgress  # noqa: E402
+from memory.domain.refresh import BuildProgress  # noqa: E402
+
+
+def wait_until(condition, timeout: float = 20.0) -> bool:
+    """Hang guard for work on the background thread (not a timing assertion)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_a_deleted_index_is_rebuilt_by_the_next_search_on_a_small_root(watch):
+    """`rm -rf .ai-memory` under a running server: no event reaches the watcher."""
+    f = Fresh(watch=watch)
+    f.policy.start()
+    f.forget_index()
+    f.clock.now += 2
+    packet = f.service.search("topic2")
+    assert packet.freshness == "refreshed-before-search"
+    assert top_path(packet) == "Decisions/D2.md"
+
+
+def test_a_big_root_without_an_index_says_it_is_being_built_and_the_background_builds_it():
+    f = Fresh(watch=True, clock=RealTime(), config=FreshnessConfig(max_search_files=2))
+    f.policy.start()
+    f.forget_index()
+    packet = f.service.search("topic2")
+    assert packet.freshness == "stale"  # (the background may have finished since)
+    assert any(w.startswith("index being built:") and "4 notes" in w for w in packet.warnings)
+    assert wait_until(lambda: f.world.generations.current() is not None)
+    assert top_path(f.service.search("topic2")) == "Decisions/D2.md"
+    f.policy.stop()
+
+
+def test_a_build_in_another_process_is_reported_with_its_progress():
+    board = InMemoryRefreshProgress()
+    f = Fresh(watch=True, board=board)
+    f.policy.start()
+    f.forget_index()
+    board.post(BuildProgress(stage="index", done=256, total=600, pid=4242))
+    packet = f.service.search("topic2")
+    assert packet.freshness == "stale"
+    assert "index being built: 256 of 600 notes, by process 4242; results are incomplete " \
+           "until it is done" in packet.warnings
+    board.clear()
+    f.clock.now += 2
+    assert f.service.search("topic2").freshness == "refreshed-before-search"
+
+
+class GatedEmbedder(DeterministicEmbedder):
+    """Embedding a chunk of the giant note blocks until the test opens the gate."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate, self.waiting = threading.Event(), threading.Event()
+
+    def embed_documents(self, texts):
+        if any("giant" in t for t in texts):
+            self.waiting.set()
+            self.gate.wait(10)
+        return super().embed_documents(texts)
+
+
+def giant_world(**config):
+    f = Fresh(watch=True, clock=RealTime(), embedder=GatedEmbedder(),
+              config=FreshnessConfig(big_note_bytes=500, background_pause_s=0.01, **config))
+    f.policy.start()
+    f.write("Notes/Giant.md", "# Giant\n\n" + "".join(f"giant line {i}\n" for i in range(200)))
+    f.feed.emit(["Notes/Giant.md"])  # the small pass leaves it to the background thread
+    assert f.world.embedder.waiting.wait(10)  # which is embedding it now
+    return f
+
+
+def test_a_search_does_not_wait_for_a_giant_note_being_indexed():
+    # Were the search to wait for the background's run, the gate would stop it for 10 s and
+    # it would come back refreshed; it comes back at once, stale, saying why.
+    f = giant_world(search_budget_s=30.0)
+    packet = f.service.search("topic1")
+    assert top_path(packet) == "Decisions/D1.md"
+    assert packet.freshness == "stale"
+    assert any("still running" in w for w in packet.warnings), packet.warnings
+    f.world.embedder.gate.set()
+    assert wait_until(lambda: "Notes/Giant.md" in f.world.generations.current().manifest)
+    f.policy.stop()
+
+
+def test_a_small_note_saved_while_a_giant_one_is_indexed_goes_first():
+    f = giant_world()
+    f.write("Decisions/D1.md", "# D1\n\nthe okapi decision\n")
+    burst = threading.Thread(target=f.feed.emit, args=(["Decisions/D1.md"],))
+    burst.start()
+    # The burst cancels the giant note's run; it stops once its current batch returns.
+    assert wait_until(lambda: f.policy._worker._token is None
+                      or f.policy._worker._token.cancelled())
+    f.world.embedder.gate.set()
+    burst.join(20)
+    assert not burst.is_alive()
+    assert top_path(f.service.search("okapi decision")) == "Decisions/D1.md"
+    generations = [g for _, g in sorted(f.world.index.generations.items())]
+    first_with_okapi = next(g for g in generations if any(
+        "okapi" in c.text for d in g.documents.values() for c in d.chunks))
+    assert "Notes/Giant.md" not in first_with_okapi.manifest  # published before the giant
+    assert wait_until(lambda: "Notes/Giant.md" in f.world.generations.current().manifest)
+    packet = f.service.search("giant line")
+    assert packet.freshness == "current" and top_path(packet) == "Notes/Giant.md"
+    f.policy.stop()
+
+
+def test_the_graph_follows_notes_moved_under_the_watcher():
+    f = Fresh(watch=True, clock=RealTime(), graph=True,
+              config=FreshnessConfig(graph_debounce_s=0.0))
+    f.policy.start()
+    moved = f.world.source.load("Decisions/D1.md")
+    f.world.source.delete("Decisions/D1.md")
+    f.world.source.put(make_doc("Archive/D1.md", "\n".join(moved.lines)))
+    f.feed.emit(["Decisions/D1.md", "Archive/D1.md"])
+    assert wait_until(lambda: f.indexer.graph_lag().behind == 0)
+    assert f.service.neighbors("archive/d1")["graph_generation"] == f.world.graph.current().id
+    f.policy.stop()

@@ -172,3 +172,192 @@ def test_feedback_and_health_and_get():
     assert got["lines"] == [{"line": 3, "text": "Decision number 2 about topic2."}]
     with pytest.raises(InvalidRequest):
         w.service.get("../../etc/passwd")
+
+
+# -- cancellation, the graph stage's discipline, failures named ---------------------------
+
+from memory.adapters.inmemory import InMemoryRefreshProgress  # noqa: E402
+from memory.application.indexer import Indexer, RefreshPolicy  # noqa: E402
+from memory.domain.cancellation import CancelToken, Cancelled  # noqa: E402
+from memory.ports.errors import StoreError  # noqa: E402
+
+
+def many_docs(n=12):
+    return [make_doc(f"Notes/N{i}.md", f"# N{i}\n\nnote {i} about subject{i}.\n") for i in range(n)]
+
+
+def small_batches(w, board=None):
+    """An indexer embedding one note per batch, so a cancel has steps to land between."""
+    return Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, w.clock, w.history,
+                   w.graph, policy=RefreshPolicy(embed_batch=1), board=board)
+
+
+class CancelAt:
+    """Progress that cancels the refresh at one step, and records every step it saw."""
+
+    def __init__(self, stage, done):
+        self.at, self.token, self.seen = (stage, done), CancelToken(), []
+
+    def __call__(self, stage, done, total):
+        self.seen.append((stage, done, total))
+        if (stage, done) == self.at:
+            self.token.cancel("the client cancelled")
+
+
+def test_a_cancelled_refresh_stops_between_batches_and_keeps_the_last_good_index():
+    w = World(many_docs(3))
+    good = w.refresh("index").stage("index").generation
+    for i in range(3, 12):
+        w.source.put(make_doc(f"Notes/N{i}.md", f"# N{i}\n\nnote {i} about subject{i}.\n"))
+    board = InMemoryRefreshProgress()
+    indexer, cancel = small_batches(w, board), CancelAt("index", 2)
+    with pytest.raises(Cancelled, match="the client cancelled"):
+        indexer.refresh("index", progress=cancel, cancel=cancel.token)
+    assert cancel.seen[-1] == ("index", 2, 9)  # no step (and no progress) after the cancel
+    assert w.embedder.embedded - 3 == 2  # two of nine new notes embedded, then it stopped
+    assert w.generations.current().id == good
+    assert w.generations.stages[-1].discarded and not w.generations.stages[-1].published
+    assert board.read() is None  # nothing reads as "still building"
+    assert w.lock.acquired == 2 and w.lock._lock.acquire(blocking=False)  # lock released
+    w.lock._lock.release()
+    assert w.refresh("index").stage("index").outcome == "published"  # and free to run again
+
+
+def test_a_cancel_during_the_graph_build_keeps_both_last_good_generations():
+    w = World(many_docs(3))
+    first = w.refresh("full")
+    w.source.put(make_doc("Notes/New.md", "# New\n\nnew note.\n"))
+    cancel = CancelAt("graph", 0)
+    with pytest.raises(Cancelled):
+        w.indexer.refresh("full", progress=cancel, cancel=cancel.token)
+    assert [s for s, *_ in cancel.seen] == ["graph"]  # the index stage never started
+    assert w.graph.current().id == first.stage("graph").generation
+    assert w.generations.current().id == first.stage("index").generation
+
+
+class FailingGraph:
+    """Wraps the in-memory graph so that its stage's facts() or publish() fails."""
+
+    def __init__(self, graph, fail):
+        self._graph, self._fail, self.stages = graph, fail, []
+
+    def __getattr__(self, name):
+        return getattr(self._graph, name)
+
+    def build(self, documents, cancel=None):
+        stage = self._graph.build(documents, cancel)
+        stage.discarded = False
+
+        def fail(*args):
+            raise StoreError(f"disk full while {self._fail}")
+
+        def discard():
+            stage.discarded = True
+
+        setattr(stage, self._fail, fail)
+        stage.discard = discard
+        self.stages.append(stage)
+        return stage
+
+
+@pytest.mark.parametrize("fail", ["facts", "publish"])
+def test_a_store_error_in_the_graph_stage_discards_it_and_the_index_still_refreshes(fail):
+    w = World(many_docs(3))
+    first = w.refresh("full")
+    graphs = FailingGraph(w.graph, fail)
+    indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, w.clock, w.history,
+                      graphs)
+    w.source.put(make_doc("Notes/New.md", "# New\n\nnew note about quokkas.\n"))
+    report = indexer.refresh("full")
+    graph = report.stage("graph")
+    assert graph.outcome == "kept-last-good" and f"disk full while {fail}" in graph.reason
+    assert graph.generation == first.stage("graph").generation
+    assert graphs.stages[-1].discarded
+    assert report.stage("index").outcome == "published"
+    assert w.service.search("quokkas").items[0].path == "Notes/New.md"
+
+
+def test_held_back_notes_keep_what_the_index_had_and_new_ones_wait():
+    w = World(many_docs(3))
+    w.refresh("index")
+    w.source.put(edit(w.source.load("Notes/N1.md"), "# N1\n\nnow about wombats.\n"))
+    w.source.put(make_doc("Notes/Giant.md", "# Giant\n\nthe giant note on capybaras.\n"))
+    w.source.put(make_doc("Notes/Small.md", "# Small\n\nthe small note on axolotls.\n"))
+    report = w.indexer.refresh("index", hold_back={"Notes/N1.md", "Notes/Giant.md"})
+    assert report.stage("index").added == 1  # only Small
+    assert [i.path for i in w.service.search("axolotls").items][:1] == ["Notes/Small.md"]
+    assert "Notes/Giant.md" not in [i.path for i in w.service.search("capybaras").items]
+    assert w.service.search("subject1").items[0].path == "Notes/N1.md"  # the old text
+    later = w.indexer.refresh("index")
+    assert later.stage("index").added == 1 and later.stage("index").changed == 1
+    assert w.service.search("wombats").items[0].path == "Notes/N1.md"
+
+
+class ReadOnlyStage:
+    """Generations whose stages fail to be written, as on a read-only state folder."""
+
+    def __init__(self, generations):
+        self._generations = generations
+
+    def __getattr__(self, name):
+        return getattr(self._generations, name)
+
+    def stage(self, base):
+        raise PermissionError(13, "Permission denied", "/state/index/staging/g2.sqlite")
+
+
+def test_an_unwritable_state_folder_is_a_store_error_naming_the_file():
+    w = World(many_docs(3))
+    w.refresh("index")
+    w.source.put(make_doc("Notes/New.md", "# New\n\nnew.\n"))
+    indexer = Indexer(w.source, ReadOnlyStage(w.generations), w.embedder, w.cache, w.lock,
+                      w.clock, w.history)
+    with pytest.raises(StoreError, match="Permission denied: '/state/index/staging/g2.sqlite'"):
+        indexer.refresh("index")
+    assert w.lock._lock.acquire(blocking=False)  # released
+    w.lock._lock.release()
+
+
+class UnwritableHistory:
+    def append(self, record):
+        raise StoreError("cannot append to /state/refresh-history.jsonl: Read-only file system")
+
+    def last(self):
+        return None
+
+
+def test_a_refresh_whose_record_cannot_be_written_is_done_and_says_so():
+    w = World(many_docs(3))
+    indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, w.clock,
+                      UnwritableHistory())
+    report = indexer.refresh("index")
+    assert report.ok and report.stage("index").outcome == "published"
+    assert any("refresh not recorded" in x and "Read-only" in x for x in report.warnings)
+
+
+def test_the_board_shows_the_refresh_while_it_runs_and_nothing_after():
+    w = World(many_docs(4))
+    board = InMemoryRefreshProgress()
+    seen = []
+    small_batches(w, board).refresh("index", progress=lambda *step: seen.append(board.read()))
+    assert [(p.stage, p.done, p.total) for p in seen] == [("index", i, 4) for i in range(5)]
+    assert seen[1].describe() == "index being built: 1 of 4 notes"
+    assert board.read() is None
+
+
+def test_graph_lag_counts_notes_the_graph_does_not_follow_yet():
+    w = World(many_docs(4))
+    assert w.indexer.graph_lag() is None  # no graph to compare
+    w.refresh("full")
+    assert w.indexer.graph_lag().behind == 0
+    moved = w.source.load("Notes/N2.md")
+    w.source.delete("Notes/N2.md")
+    w.source.put(make_doc("Archive/N2.md", "\n".join(moved.lines)))
+    w.source.put(edit(w.source.load("Notes/N3.md"), "# N3\n\nrewritten.\n"))
+    w.refresh("index")
+    lag = w.indexer.graph_lag()
+    assert (lag.added, lag.removed, lag.changed) == (("Archive/N2.md",), ("Notes/N2.md",),
+                                                     ("Notes/N3.md",))
+    assert lag.moved and lag.describe().startswith("graph behind index by 3 notes")
+    w.indexer.refresh_graph()
+    assert w.indexer.graph_lag().behind == 0

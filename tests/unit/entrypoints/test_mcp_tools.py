@@ -102,7 +102,6 @@ async def test_search_returns_the_packet_and_cited_text(world):
     ("memory_search", {"query": "q" * 1_000_000}, "at most 2000 characters"),
     ("memory_refresh", {"mode": "bogus"}, "mode"),
     ("memory_feedback", {"query": "q", "memory_id": "retry", "relevance": "meh"}, "relevance"),
-    ("memory_teleport", {}, "Unknown tool"),
 ])
 async def test_bad_calls_are_one_line_tool_errors_and_the_server_stays_up(
         world, name, arguments, expected):

@@ -9,18 +9,21 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
                                              new_generation_id, read_graph_data, utc_now_iso)
 from memory.adapters.graphify.request import PARENT_ENV, encode_request
+from memory.domain.cancellation import CancelToken
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
 from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphFacts, GraphGenerations, GraphStage
 
 _LOG_TAIL = 2000
+_POLL_S = 0.2  # how often a waiting build looks at its cancel token
+SOURCES_FILE = "sources.json"  # path -> content hash of the notes a graph was built from
 
 
 class GraphifyStage(GraphStage):
@@ -90,32 +93,43 @@ class GraphifyGenerations(GraphGenerations):
         self._layout = GraphLayout.of(state_dir)
         self._timeout_s = timeout_s
         self._building: set[str] = set()
+        self._sources: tuple[str, Mapping[str, str] | None] | None = None  # (generation, map)
 
     @property
     def layout(self) -> GraphLayout:
         return self._layout
 
-    def build(self, documents: Sequence[NoteDocument]) -> GraphStage:
+    def build(self, documents: Sequence[NoteDocument],
+              cancel: CancelToken | None = None) -> GraphStage:
         gen_id, created = new_generation_id(), utc_now_iso()
         stage_dir = self._layout.stage(gen_id)
         self._building.add(gen_id)
         try:
-            stage_dir.mkdir(parents=True)
-            request = encode_request(self._root, documents, self._layout.cache_dir,
-                                     stage_dir / GRAPH_FILE)
-            (stage_dir / "request.json").write_text(json.dumps(request), encoding="utf-8")
-            self._run_child(stage_dir)
+            self._write_request(stage_dir, documents)
+            self._run_child(stage_dir, cancel or CancelToken())
             (stage_dir / "request.json").unlink()
             stage = GraphifyStage(self._layout, gen_id, created)
             stage.facts()
             return stage
+        except OSError as exc:  # a read-only state folder, a full disk
+            shutil.rmtree(stage_dir, ignore_errors=True)
+            raise StoreError(f"graph build cannot write {exc.filename or stage_dir}: "
+                             f"{exc.strerror or exc}") from exc
         except BaseException:
             shutil.rmtree(stage_dir, ignore_errors=True)
             raise
         finally:
             self._building.discard(gen_id)
 
-    def _run_child(self, stage_dir: Path) -> None:
+    def _write_request(self, stage_dir: Path, documents: Sequence[NoteDocument]) -> None:
+        stage_dir.mkdir(parents=True)
+        request = encode_request(self._root, documents, self._layout.cache_dir,
+                                 stage_dir / GRAPH_FILE)
+        (stage_dir / "request.json").write_text(json.dumps(request), encoding="utf-8")
+        sources = {d.note.path: d.note.content_hash for d in documents}
+        (stage_dir / SOURCES_FILE).write_text(json.dumps(sources), encoding="utf-8")
+
+    def _run_child(self, stage_dir: Path, cancel: CancelToken) -> None:
         log_path = stage_dir / "graphify.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
@@ -124,10 +138,7 @@ class GraphifyGenerations(GraphGenerations):
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 cwd=stage_dir, env=self._child_env(), start_new_session=(os.name == "posix"))
             try:
-                code = proc.wait(timeout=self._timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill_tree(proc)
-                raise StoreError(f"graph build timed out after {self._timeout_s:g}s") from None
+                code = self._wait(proc, cancel)
             except BaseException:
                 _kill_tree(proc)
                 raise
@@ -135,6 +146,17 @@ class GraphifyGenerations(GraphGenerations):
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-_LOG_TAIL:]
             self._keep_failure_log(log_path)
             raise StoreError(f"graph build failed (exit {code}): {tail.strip()}")
+
+    def _wait(self, proc: subprocess.Popen, cancel: CancelToken) -> int:
+        """The child's exit code; Cancelled or StoreError (timeout) end the wait early."""
+        deadline = time.monotonic() + self._timeout_s
+        while True:
+            try:
+                return proc.wait(timeout=min(_POLL_S, max(0.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                cancel.raise_if_cancelled()
+                if time.monotonic() >= deadline:
+                    raise StoreError(f"graph build timed out after {self._timeout_s:g}s") from None
 
     def _child_env(self) -> dict[str, str]:
         """Graphify's caches and any dotfiles it writes stay inside the state directory."""
@@ -178,6 +200,20 @@ class GraphifyGenerations(GraphGenerations):
                 removed.append(path.name)
         return removed
 
+    def current(self) -> GenerationInfo | None:
+        try:
+            return self._layout.read_pointer()
+        except (OSError, ValueError):
+            return None
+
+    def current_sources(self) -> Mapping[str, str] | None:
+        gen_id = self._current_id()
+        if gen_id is None:
+            return None
+        if self._sources is None or self._sources[0] != gen_id:
+            self._sources = (gen_id, _read_sources(self._layout.generation(gen_id)))
+        return self._sources[1]
+
     def _current_id(self) -> str | None:
         try:
             return self._layout.read_pointer().id
@@ -204,6 +240,17 @@ class GraphifyGenerations(GraphGenerations):
         if not facts.page_notes and info.notes:
             problems.append("current graph has no note page nodes")
         return problems
+
+
+def _read_sources(generation: Path) -> Mapping[str, str] | None:
+    """What a generation was built from; None for one built before this was recorded."""
+    try:
+        data = json.loads((generation / SOURCES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {str(p): str(h) for p, h in data.items()}
 
 
 def _age(path: Path, now: float) -> float:

@@ -9,6 +9,7 @@ from memory.adapters.inmemory.graph import InMemoryGraph
 from memory.adapters.inmemory.index import (InMemoryChunkStore, InMemoryGenerations,
                                             InMemoryIndex, InMemoryVectorIndex)
 from memory.adapters.inmemory.notes import InMemoryNoteSource
+from memory.adapters.inmemory.refresh_progress import InMemoryRefreshProgress
 from memory.adapters.inmemory.source_control import InMemorySourceControl
 from memory.adapters.inmemory.state import (FixedClock, InMemoryEmbeddingCache,
                                             InMemoryFeedbackLog, InMemoryLock,
@@ -17,4 +18,4 @@ from memory.adapters.inmemory.state import (FixedClock, InMemoryEmbeddingCache,
 __all__ = ["DeterministicEmbedder", "FixedClock", "InMemoryChangeFeed", "InMemoryChunkStore",
            "InMemoryEmbeddingCache", "InMemoryFeedbackLog", "InMemoryGenerations", "InMemoryGraph",
            "InMemoryIndex", "InMemoryLock", "InMemoryNoteSource", "InMemoryRefreshHistory",
-           "InMemorySourceControl", "InMemoryVectorIndex"]
+           "InMemoryRefreshProgress", "InMemorySourceControl", "InMemoryVectorIndex"]

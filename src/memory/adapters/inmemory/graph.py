@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from memory.domain.cancellation import CancelToken
 from memory.domain.errors import NotFound, Unavailable
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.notes import NoteDocument
@@ -70,11 +71,13 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         self._id: str | None = None
         self._adj: dict[str, list[tuple[str, Relation]]] = {}
         self._paths: dict[str, str] = {}
+        self._sources: dict[str, str] = {}
         self._count = 0
         self.fail_next_build = False
 
     def install(self, gen_id: str, docs, edges: list[Relation]) -> None:
         self._id = gen_id
+        self._sources = {d.note.path: d.note.content_hash for d in docs}
         self._paths = {d.note.memory_id: d.note.path for d in docs}
         self._adj = {mid: [] for mid in self._paths}
         for e in edges:
@@ -89,7 +92,10 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
         return GenerationInfo(id=self._id, created="", notes=len(self._paths),
                               nodes=len(self._adj), edges=sum(map(len, self._adj.values())) // 2)
 
-    def build(self, documents: Sequence[NoteDocument]) -> GraphStage:
+    def build(self, documents: Sequence[NoteDocument],
+              cancel: CancelToken | None = None) -> GraphStage:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         self._count += 1
         stage = _Stage(self, f"graph-{self._count:04d}", documents)
         if self.fail_next_build:
@@ -98,6 +104,9 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
             stage.facts = lambda: GraphFacts(nodes=0, edges=0, page_notes=frozenset(),
                                              dangling_edges=1)
         return stage
+
+    def current_sources(self) -> Mapping[str, str] | None:
+        return dict(self._sources) if self._id is not None else None
 
     def collect(self, keep: int, grace_seconds: float) -> list[str]:
         return []

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 
+from memory.domain.cancellation import CancelToken
 from memory.domain.errors import RefreshBusy
 from memory.ports.clock import Clock
 from memory.ports.embedding_cache import EmbeddingCache
@@ -21,9 +23,13 @@ class InMemoryLock(RefreshLock):
         self.acquired = 0
 
     @contextmanager
-    def hold(self, timeout: float):
-        if not self._lock.acquire(timeout=max(timeout, 0.0)):
-            raise RefreshBusy("another refresh is running")
+    def hold(self, timeout: float, cancel: CancelToken | None = None):
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while not self._lock.acquire(timeout=min(0.05, max(0.0, deadline - time.monotonic()))):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            if time.monotonic() >= deadline:
+                raise RefreshBusy("another refresh is running")
         self.acquired += 1
         try:
             yield

@@ -7,6 +7,7 @@ kernel drops it when the holding process dies, however it dies: no stale lock to
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,9 +15,12 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from memory.adapters.statefiles.state_dir import ensure_state_dir
+from memory.domain.cancellation import CancelToken
 from memory.domain.errors import RefreshBusy
 from memory.ports.errors import StoreError
 from memory.ports.lock import RefreshLock
+
+_SLICE_S = 0.25  # how often a waiting refresh looks at its cancel token
 
 
 class FileRefreshLock(RefreshLock):
@@ -28,24 +32,37 @@ class FileRefreshLock(RefreshLock):
         self._owner = self.path.with_name("refresh.owner")
 
     @contextmanager
-    def hold(self, timeout: float) -> Iterator[None]:
+    def hold(self, timeout: float, cancel: CancelToken | None = None) -> Iterator[None]:
         """Hold the lock for a with-block; RefreshBusy if not acquired within timeout.
 
         A fresh FileLock per call: nesting hold() in one process is refused like any other
-        second holder instead of silently re-entering.
+        second holder instead of silently re-entering. The wait is sliced so that a
+        cancelled refresh stops waiting at once.
         """
         self._prepare()
         lock = FileLock(str(self.path), timeout=timeout)
-        try:
-            lock.acquire()
-        except Timeout as exc:
-            raise RefreshBusy(f"another refresh is running ({self._holder()}); "
-                              f"waited {timeout:g}s for {self.path}") from exc
+        self._acquire(lock, timeout, cancel)
         try:
             self._note_owner()
             yield
         finally:
             lock.release()
+
+    def _acquire(self, lock: FileLock, timeout: float, cancel: CancelToken | None) -> None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            try:
+                lock.acquire(timeout=min(_SLICE_S, max(0.0, deadline - time.monotonic())))
+                return
+            except Timeout as exc:
+                if time.monotonic() >= deadline:
+                    raise RefreshBusy(f"another refresh is running ({self._holder()}); "
+                                      f"waited {timeout:g}s for {self.path}") from exc
+            except OSError as exc:  # read-only state folder, or no right to the lock file
+                raise StoreError(f"cannot take the refresh lock: cannot write "
+                                 f"{exc.filename or self.path}: {exc.strerror or exc}") from exc
+            if cancel is not None:
+                cancel.raise_if_cancelled()
 
     def _prepare(self) -> None:
         ensure_state_dir(self.path.parent.parent)

@@ -1,0 +1,88 @@
+"""One refresh under way: its progress and cancellation, and the edits its scan found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from attrs import frozen
+
+from memory.domain.cancellation import CancelToken
+from memory.domain.errors import InvalidRequest, NotFound
+from memory.domain.notes import NoteDocument
+from memory.domain.refresh import BuildProgress, ManifestEntry
+from memory.ports.note_source import NoteSource
+from memory.ports.refresh_progress import RefreshProgressBoard
+
+Progress = Callable[[str, int, int], None]
+
+
+class RefreshRun:
+    """Progress goes to the caller and to the board other processes read; every step is
+    also where a cancelled refresh stops."""
+
+    def __init__(self, progress: Progress | None, cancel: CancelToken | None,
+                 board: RefreshProgressBoard | None):
+        self._progress = progress or (lambda stage, done, total: None)
+        self.cancel = cancel or CancelToken()
+        self._board = board
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        self.cancel.raise_if_cancelled()
+        if self._board is not None:
+            self._board.post(BuildProgress(stage=stage, done=done, total=total))
+        self._progress(stage, done, total)
+
+    def end(self) -> None:
+        if self._board is not None:
+            self._board.clear()
+
+
+@frozen(kw_only=True)
+class NoteEdits:
+    """What the scan found against the plan's previous manifest, once the notes were read."""
+
+    docs: tuple[NoteDocument, ...]  # to (re)add: new, changed, or only their stat moved
+    new: int
+    changed: int
+    removed: tuple[str, ...]
+
+    @classmethod
+    def of(cls, docs: Sequence[NoteDocument], unreadable: Sequence[str], removed: Sequence[str],
+           previous: Mapping[str, ManifestEntry]) -> NoteEdits:
+        old = [d for d in docs if d.note.path in previous]
+        edited = [d for d in old if previous[d.note.path].content_hash != d.note.content_hash]
+        return cls(docs=tuple(docs), new=len(docs) - len(old), changed=len(edited),
+                   removed=(*removed, *(p for p in unreadable if p in previous)))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.docs or self.removed)
+
+
+def batches(docs: Sequence[NoteDocument], chunks: int) -> list[list[NoteDocument]]:
+    """Consecutive groups of notes holding about `chunks` chunks each (at least one note)."""
+    groups: list[list[NoteDocument]] = []
+    size = chunks
+    for doc in docs:
+        if size >= chunks:
+            groups.append([])
+            size = 0
+        groups[-1].append(doc)
+        size += len(doc.chunks)
+    return groups
+
+
+def read_notes(source: NoteSource, paths: Sequence[str],
+               warnings: list[str]) -> tuple[list[NoteDocument], list[str]]:
+    """The notes at paths, and the paths that could not be read (each named in a warning)."""
+    docs, unreadable = [], []
+    for path in paths:
+        try:
+            doc = source.load(path)
+        except (InvalidRequest, NotFound) as exc:
+            warnings.append(f"skipped {path}: {exc}")
+            unreadable.append(path)
+            continue
+        warnings.extend(doc.warnings)
+        docs.append(doc)
+    return docs, unreadable
