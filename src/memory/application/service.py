@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TypeVar
@@ -10,6 +11,7 @@ from memory.application.indexer import Indexer, Progress
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text)
 from memory.application.retrieval import RetrievalEngine
+from memory.application.search_config import SearchConfig
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import EvidencePacket, Generation
 from memory.domain.notes import Note
@@ -51,6 +53,12 @@ class MemoryService:
         self._history = history
         self._clock = clock
         self._before_search = before_search
+
+    def with_search_config(self, config: SearchConfig) -> MemoryService:
+        """This service searching under another configuration (benchmarks, ablations)."""
+        clone = copy.copy(self)
+        clone.engine = self.engine.with_config(config)
+        return clone
 
     # -- reading -------------------------------------------------------------------------
 
@@ -110,15 +118,17 @@ class MemoryService:
         request = SearchRequest.parse(query, **filters)
         generation, warnings, trace = self._from_one_generation(
             lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
+        fusion, lists, features = self.engine.config.fusion, trace.gathered.lists, \
+            trace.query.features
         out = {
-            "query": request.query, "scope": trace.scope.as_dict(),
+            "query": request.query, "scope": trace.query.scope.as_dict(),
             "generation": generation.as_dict(), "no_answer": trace.no_answer,
-            "terms": list(trace.features.terms),
-            "identifiers": list(trace.features.identifiers),
-            "fusion": self.engine.config.fusion, "weights": dict(self.engine.config.weights),
-            "rrf_k": self.engine.config.rrf_k,
-            "counts": {"lexical": len(trace.lexical), "semantic": len(trace.semantic),
-                       "graph": len(trace.graph)},
+            "terms": list(features.terms),
+            "identifiers": list(features.identifiers),
+            "fusion": fusion.method, "weights": dict(fusion.weights),
+            "rrf_k": fusion.rrf_k,
+            "counts": {"lexical": len(lists.lexical), "semantic": len(lists.semantic),
+                       "graph": len(lists.graph)},
             "candidates": [self._explain_candidate(c, trace, i) for i, c in
                            enumerate(trace.ranked[:request.limit], 1)],
             "warnings": [*warnings, *trace.warnings],
@@ -293,7 +303,7 @@ class MemoryService:
             "signals": {"lexical": {"rank": c.lexical_rank, "score": c.lexical_score},
                         "semantic": {"rank": c.semantic_rank, "score": c.semantic_score},
                         "graph": {"rank": c.graph_rank}},
-            "matched_terms": list(trace.features.matched_terms(c.chunk.indexed_text)),
+            "matched_terms": list(trace.query.features.matched_terms(c.chunk.indexed_text)),
             "reasons": list(c.reasons), "status": c.note.effective_status.value,
             "returned": c in trace.chosen and not trace.no_answer,
         }
@@ -305,7 +315,7 @@ class MemoryService:
         note = matches[0]
         out = {"name": name, "found": True, "memory_id": note.memory_id, "path": note.path,
                "status": note.effective_status.value}
-        flt = trace.scope.filter
+        flt = trace.query.scope.filter
         if not flt.admits(note):
             out["returned"] = False
             out["why"] = _exclusion_reason(note, flt)
@@ -321,7 +331,7 @@ class MemoryService:
         out["best_rank"] = rank
         out["signals"] = {"lexical": best.lexical_rank, "semantic": best.semantic_rank,
                           "graph": best.graph_rank}
-        out["matched_terms"] = list(trace.features.matched_terms(best.chunk.indexed_text))
+        out["matched_terms"] = list(trace.query.features.matched_terms(best.chunk.indexed_text))
         out["why"] = ("returned" if returned else
                       "no answer: confidence too low" if trace.no_answer else
                       f"ranked {rank}, below the cut-off of the requested limit")

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from memory.domain.candidates import Candidate
+from memory.domain.context import Span
+
 
 @frozen(kw_only=True)
 class Signals:
@@ -30,6 +33,16 @@ class EvidenceItem:
     signals: Signals
     status: str
     reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
+        """The item citing `span` of a candidate's note, with its signals and reasons."""
+        return cls(memory_id=c.note.memory_id, path=c.note.path, title=c.note.title,
+                   heading=c.chunk.heading, start_line=span.start_line, end_line=span.end_line,
+                   text=text, score=c.score,
+                   signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank,
+                                   graph=c.graph_rank),
+                   status=c.note.effective_status.value, reasons=c.reasons)
 
     @property
     def citation(self) -> str:
