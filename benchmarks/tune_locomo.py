@@ -28,6 +28,7 @@ from attrs import evolve
 from memory.application.evaluation import summarize
 from memory.application.search_config import SearchConfig
 from memory.entrypoints.container import build
+from memory.entrypoints.converter import to_json
 from memory.entrypoints.eval_command import load_queries, run_queries
 from memory.entrypoints.settings import Settings
 
@@ -127,7 +128,7 @@ def write_results(folder: str, name: str, queries, packets) -> None:
     Path(folder).mkdir(parents=True, exist_ok=True)
     with open(Path(folder) / f"{name}.jsonl", "w", encoding="utf-8") as out:
         for query, packet in zip(queries, packets, strict=True):
-            out.write(json.dumps({"qid": query["qid"], "packet": packet.as_dict()}) + "\n")
+            out.write(json.dumps({"qid": query["qid"], "packet": to_json(packet)}) + "\n")
 
 
 def differing(folder: str, name: str, queries, packets) -> list[str]:
@@ -136,7 +137,7 @@ def differing(folder: str, name: str, queries, packets) -> list[str]:
         recorded = {row["qid"]: row["packet"] for row in map(json.loads, f)}
     # Through JSON, as recorded: tuples become lists, floats keep their repr.
     return [q["qid"] for q, packet in zip(queries, packets, strict=True)
-            if json.loads(json.dumps(packet.as_dict())) != recorded.get(q["qid"])]
+            if json.loads(json.dumps(to_json(packet))) != recorded.get(q["qid"])]
 
 
 def main() -> int:
@@ -158,7 +159,7 @@ def main() -> int:
         from memory.adapters.markdown import MarkdownNoteSource
         app.gateways.source.override(MarkdownNoteSource(EVAL / "memory", window=args.window,
                                                         overlap=args.overlap))
-        print(app.use_cases.service().refresh("index").as_dict()["stages"][0]["outcome"],
+        print(app.use_cases.service().refresh("index").stage("index").outcome,
               file=sys.stderr)
     embedder = CachedEmbedder(app.gateways.embedder())
     embedder.warm()

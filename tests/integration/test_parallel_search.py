@@ -1,4 +1,4 @@
-"""Concurrent memory_search calls through one real `ai-memory serve` cite what each query alone cites.
+"""Concurrent memory_search calls to one real `ai-memory serve` cite what each alone cites.
 
 MCP tool calls run on worker threads, so a search must keep nothing of its own on a shared
 object. The notes hold long sections of lines that differ only in two words, and each query

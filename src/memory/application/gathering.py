@@ -54,7 +54,8 @@ class StoreGatherer:
             lists = evolve(lists, graph=self._graph_list(lists, query, cfg, warnings))
         return Gathered(query=query, lists=lists, warnings=tuple(warnings))
 
-    def links(self, parents: Sequence[str], query: Query, hop: HopConfig) -> tuple[ParentLinks, ...]:
+    def links(self, parents: Sequence[str], query: Query,
+              hop: HopConfig) -> tuple[ParentLinks, ...]:
         """For each parent note: its lines and the in-scope notes it links to, with chunks."""
         if self._graph is None:
             return ()

@@ -15,7 +15,7 @@ from memory.application.requests import SearchRequest
 from memory.application.search_config import SearchConfig
 from memory.domain.candidates import Candidate, Gathered, Query
 from memory.domain.citing import redacted
-from memory.domain.evidence import EvidenceItem, EvidencePacket, Generation
+from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
 from memory.domain.scope import resolve_scope
 from memory.ports.chunk_store import ChunkStore
@@ -31,8 +31,12 @@ class SearchTrace:
     gathered: Gathered
     ranked: tuple[Candidate, ...]
     chosen: tuple[Candidate, ...]
-    no_answer: bool
+    no_answer_reason: str | None  # None: something found is about the query
     warnings: tuple[str, ...]
+
+    @property
+    def no_answer(self) -> bool:
+        return self.no_answer_reason is not None
 
     @property
     def query(self) -> Query:
@@ -67,8 +71,9 @@ class RetrievalEngine:
                warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
         trace = self.trace(request)
         return EvidencePacket(
-            query=request.query, scope=trace.query.scope.as_dict(), generation=generation,
-            no_answer=trace.no_answer, items=() if trace.no_answer else self.evidence(trace),
+            query=request.query, scope=AppliedScope.of(trace.query.scope), generation=generation,
+            no_answer=trace.no_answer, no_answer_reason=trace.no_answer_reason,
+            items=() if trace.no_answer else self.evidence(trace),
             warnings=(*warnings, *trace.warnings), freshness=freshness)
 
     def trace(self, request: SearchRequest) -> SearchTrace:
@@ -83,11 +88,11 @@ class RetrievalEngine:
             parents = self._gather.links(cfg.hop.parents_of(ranked), query, cfg.hop)
             ranked = cfg.hop.lift(ranked, parents, query, gathered.lists.position())
         unknown = self._gather.still_unknown(unknown_names(ranked, features), query)
-        no_answer = cfg.no_answer.decide(ranked, query, unknown)
-        warnings = (*gathered.warnings, *((LOW_CONFIDENCE,) if no_answer and ranked else ()))
+        why = cfg.no_answer.decide(ranked, query, unknown)
+        warnings = (*gathered.warnings, *((LOW_CONFIDENCE,) if why and ranked else ()))
         return SearchTrace(gathered=gathered, ranked=tuple(ranked),
                            chosen=cfg.select.select(ranked, request.limit),
-                           no_answer=no_answer, warnings=warnings)
+                           no_answer_reason=why, warnings=warnings)
 
     def evidence(self, trace: SearchTrace) -> tuple[EvidenceItem, ...]:
         """Read the chosen notes' lines, then focus, expand and redact each item."""

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from memory.domain.candidates import Candidate, Hit, Query
+from memory.domain.secrets import redact_text
 from memory.domain.text import QueryFeatures, mentions_name
 
 LOW_CONFIDENCE = "low confidence: nothing found is clearly about this query"
@@ -24,23 +25,28 @@ class NoAnswerPolicy:
     unknown_name_similarity: float = 0.55
     exact_match_answers: bool = True
 
-    def decide(self, ranked: Sequence[Candidate], query: Query, unknown: Sequence[str]) -> bool:
-        """True when nothing found is plausibly about the query.
+    def decide(self, ranked: Sequence[Candidate], query: Query,
+               unknown: Sequence[str]) -> str | None:
+        """Why nothing found is plausibly about the query, or None when something is.
 
         `unknown` are query names memory does not mention in scope (see unknown_names).
         """
         top = ranked[:10]
         if self.exact_match_answers and any(
                 r.startswith(EXACT_REASONS) for c in top for r in c.reasons):
-            return False
+            return None
         best_similarity = max((c.semantic_score or 0.0 for c in top), default=0.0)
         if unknown:
-            return best_similarity < self.unknown_name_similarity
+            return None if best_similarity >= self.unknown_name_similarity else \
+                f"memory never mentions {redact_text(', '.join(unknown))} in this scope"
         for c in top:
             if c.lexical_rank is not None and \
                     query.features.coverage(c.chunk.indexed_text) >= self.min_coverage:
-                return False
-        return best_similarity < self.min_similarity
+                return None
+        if best_similarity >= self.min_similarity:
+            return None
+        return "nothing in this scope matched the query" if not ranked else \
+            "no note found covers enough of the query's words, and none is close in meaning"
 
 
 def unknown_names(candidates: Sequence[Candidate], features: QueryFeatures) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ def corpus():
 def world():
     w = World(corpus())
     report = w.refresh("full")
-    assert report.ok, report.as_dict()
+    assert report.ok, report
     return w
 
 
@@ -62,7 +62,7 @@ def test_scope_limit_is_filled_from_inside_the_scope(world):
 
 def test_ticket_id_in_query_is_resolved_and_ranks_the_ticket_first(world):
     packet = world.service.search("what did we decide for ALPHA-142 about backoff")
-    assert packet.scope["query_tickets"] == ["ALPHA-142"]
+    assert packet.scope.query_tickets == ("ALPHA-142",)
     assert paths(packet)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
     assert any(r.startswith("ticket:") for r in packet.items[0].reasons)
 
@@ -78,7 +78,7 @@ def test_bonus_points_weigh_the_same_under_either_fusion(fusion):
     first, second = packet.items[0], packet.items[1]
     assert {"identifier:ALPHA-142", "ticket:ALPHA-142"} <= set(first.reasons)
     assert first.score > second.score
-    assert w.service.explain("ALPHA-142")["fusion"] == fusion
+    assert w.service.explain("ALPHA-142").fusion == fusion
 
 
 def test_an_unknown_fusion_is_refused():
@@ -182,10 +182,10 @@ def test_default_repository_is_inferred_but_explicit_wins():
     w = World(corpus(), default_repository=lambda: ("alpha", "git remote"))
     w.refresh("full")
     packet = w.service.search("retry payment webhook budget backoff")
-    assert packet.scope["repository"] == "alpha"
-    assert packet.scope["inferred"] == {"repository": "git remote"}
+    assert packet.scope.repository == "alpha"
+    assert packet.scope.inferred == {"repository": "git remote"}
     assert "Repos/beta/Notes/Retry.md" not in paths(packet)
     assert "Decisions/Logging.md" in paths(w.service.search("log JSON lines stdout"))
     explicit = w.service.search("retry payment webhook budget backoff", repository="beta")
     assert paths(explicit)[0] == "Repos/beta/Notes/Retry.md"
-    assert "inferred" not in explicit.scope
+    assert explicit.scope.inferred == {}
