@@ -3,10 +3,11 @@
     .venv/bin/python benchmarks/locomo_experiments.py --state-dir /tmp/locomo-int8 \
         [--only base,merge-24-12,...]
 
-Each experiment wraps one step of RetrievalEngine for the length of a run (nothing here is
-imported by the product), so a rule can be measured before anyone builds it properly. The
-rows and verdicts are in docs/benchmarks.md ("Session 4"). Only general rules are tried;
-nothing about individual questions is used.
+Each experiment replaces one search step in the SearchConfig (a value with the step's
+method) or one port (a wrapper over the real adapter, wired by overriding the container),
+so a rule can be measured before anyone builds it properly; nothing here is imported by the
+product. The rows and verdicts are in docs/benchmarks.md ("Session 4"). Only general rules
+are tried; nothing about individual questions is used.
 
 - merge-CAP-LINES: items of one note whose spans touch are merged into one item of at most
   CAP lines, with items grown to at most LINES lines (the slot freed goes to the next item).
@@ -30,57 +31,51 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from contextlib import contextmanager
 
 import numpy as np
-from attrs import evolve
+from attrs import evolve, frozen
+from dependency_injector import providers
 
-from memory.application import retrieval
 from memory.application.evaluation import summarize
+from memory.application.search_config import SearchConfig
+from memory.domain.candidates import Hit
+from memory.domain.citing import ContextConfig
 from memory.domain.context import Span
+from memory.domain.ranking import RerankPolicy
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.entrypoints.container import build
 from memory.entrypoints.eval_command import load_queries, run_queries
 from memory.entrypoints.settings import Settings
-from memory.ports.chunk_store import Hit
 from tune_locomo import EVAL, CachedEmbedder
 
-Engine = retrieval.RetrievalEngine
 QUESTION_WORDS = re.compile(
     r"^\s*(what|when|where|who|whom|which|why|how)( (much|many|long|often))?\b\s*"
     r"((is|are|was|were|do|does|did|has|have|had|can|could|would|will|should)\b)?\s*", re.I)
 TOP = 30  # candidates a rerank rule looks at
 
 
-@contextmanager
-def patched(owner, name, replacement):
-    original = getattr(owner, name)
-    setattr(owner, name, replacement(original))
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
+@frozen(kw_only=True)
+class MergeTouching:
+    """The expand step, then items of one note whose spans touch merge up to `cap` lines."""
 
+    inner: ContextConfig
+    cap: int
 
-def merge_touching(cap: int):
-    def wrap(original):
-        def evidence_all(self, chosen):
-            out = []
-            for item in original(self, chosen):
-                for i, prev in enumerate(out):
-                    touching = prev.end_line + 1 == item.start_line or \
-                        item.end_line + 1 == prev.start_line
-                    lines = max(prev.end_line, item.end_line) - \
-                        min(prev.start_line, item.start_line) + 1
-                    if prev.path == item.path and touching and lines <= cap:
-                        out[i] = evolve(prev, start_line=min(prev.start_line, item.start_line),
-                                        end_line=max(prev.end_line, item.end_line))
-                        break
-                else:
-                    out.append(item)
-            return tuple(out)
-        return evidence_all
-    return wrap
+    def cite(self, chosen, texts, query, focus):
+        out = []
+        for item in self.inner.cite(chosen, texts, query, focus):
+            for i, prev in enumerate(out):
+                touching = prev.end_line + 1 == item.start_line or \
+                    item.end_line + 1 == prev.start_line
+                lines = max(prev.end_line, item.end_line) - \
+                    min(prev.start_line, item.start_line) + 1
+                if prev.path == item.path and touching and lines <= self.cap:
+                    out[i] = evolve(prev, start_line=min(prev.start_line, item.start_line),
+                                    end_line=max(prev.end_line, item.end_line))
+                    break
+            else:
+                out.append(item)
+        return tuple(out)
 
 
 def late_line_vectors(encoder, chunks) -> dict[str, np.ndarray]:
@@ -123,114 +118,212 @@ def window_vectors(embedder, chunks, size: int, stride: int) -> dict[str, np.nda
     return {k: np.stack(v) for k, v in vectors.items()}
 
 
-def best_window(store, vectors):
-    def wrap(original):
-        def semantic(self, embedded, scope, warnings):
-            vector, _ = embedded
-            if vector is None:
-                return original(self, embedded, scope, warnings)
-            query = np.asarray(vector)
-            hits = [Hit(c, n, float((vectors[c.chunk_id] @ query).max()))
-                    for n in store.notes(scope) for c in store.chunks_of(n.memory_id)]
-            return sorted(hits, key=lambda h: -h.score)[: self.config.semantic_depth]
-        return semantic
-    return wrap
+class BestWindowVectors:
+    """A VectorIndex scoring each chunk in scope by its best sub-window's cosine."""
+
+    def __init__(self, store, vectors):
+        self.store, self.vectors = store, vectors
+
+    def search(self, vector, scope, limit):
+        query = np.asarray(vector)
+        hits = [Hit(c, n, float((self.vectors[c.chunk_id] @ query).max()))
+                for n in self.store.notes(scope) for c in self.store.chunks_of(n.memory_id)]
+        return sorted(hits, key=lambda h: -h.score)[:limit]
 
 
-class LineVectors:
-    """Rerank bonus and item focus from the best line's cosine to the query."""
+@frozen(kw_only=True)
+class LineVectorRerank:
+    """The rerank step, then a bonus from the best line's cosine to the query (top TOP)."""
 
-    def __init__(self, vectors, query_vector, weight: float, focus: bool):
-        self.vectors, self.query_vector = vectors, query_vector
-        self.weight, self.focus = weight, focus
+    inner: RerankPolicy
+    vectors: dict
+    embed: object  # query text -> vector
+    weight: float
 
-    def best(self, chunk) -> np.ndarray:
-        return self.vectors[chunk.chunk_id] @ self.query_vector()
-
-    def rerank(self, original):
-        def rerank(cands, features, tickets=(), today=None, policy=None, leader=1.0):
-            out = original(cands, features, tickets, today, policy, leader)
-            if not self.weight:
-                return out
-            head = out[:TOP]
-            sims = [float(self.best(c.chunk).max()) for c in head]
-            low, span = min(sims, default=0.0), (max(sims, default=0.0) - min(sims, default=0.0)) or 1.0
-            head = sorted((c.with_bonus(self.weight * leader * (s - low) / span, "line-vector")
-                           for c, s in zip(head, sims)), key=lambda c: -c.score)
-            return head + list(out[TOP:])
-        return rerank
-
-    def focus_on(self, original):
-        def focus(engine, c, blocked):
-            if not self.focus:
-                return original(engine, c, blocked)
-            taken = {i for b in blocked for i in range(b.start_line, b.end_line + 1)}
-            free = [n for n in range(c.chunk.start_line, c.chunk.end_line + 1) if n not in taken]
-            if not free:
-                return None
-            lines, sims = c.chunk.text.split("\n"), self.best(c.chunk)
-            at = max(free, key=lambda n: len(engine._features.matched_terms(
-                lines[n - c.chunk.start_line])) + sims[n - c.chunk.start_line])
-            return Span(start_line=at, end_line=at)
-        return focus
+    def rerank(self, candidates, query, leader=1.0):
+        out = self.inner.rerank(candidates, query, leader)
+        head = out[:TOP]
+        q = np.asarray(self.embed(query.text))
+        sims = [float((self.vectors[c.chunk.chunk_id] @ q).max()) for c in head]
+        low, span = min(sims, default=0.0), (max(sims, default=0.0) - min(sims, default=0.0)) or 1.0
+        head = sorted((c.with_bonus(self.weight * leader * (s - low) / span, "line-vector")
+                       for c, s in zip(head, sims)), key=lambda c: -c.score)
+        return (*head, *out[TOP:])
 
 
-def statement_query(original):
-    def query_vector(self, query):
-        return original(self, QUESTION_WORDS.sub("", query).rstrip("?").strip() or query)
-    return query_vector
+@frozen(kw_only=True)
+class LineVectorFocus:
+    """The focus step: most matched terms plus the line's cosine to the query."""
+
+    vectors: dict
+    embed: object
+
+    def focus(self, chunk, free, query):
+        lines = chunk.text.split("\n")
+        sims = self.vectors[chunk.chunk_id] @ np.asarray(self.embed(query.text))
+        at = max(free, key=lambda n: len(query.features.matched_terms(
+            lines[n - chunk.start_line])) + sims[n - chunk.start_line])
+        return Span(start_line=at, end_line=at)
 
 
-class Feedback:
-    """Rocchio feedback from the first lexical list a search makes to its semantic query."""
+class StatementEmbedder(CachedEmbedder):
+    """The question word and auxiliary cut before the query is embedded."""
 
-    def __init__(self, embedder, top: int, weight: float):
-        self.embedder, self.top, self.weight = embedder, top, weight
-        self.lexical: list = []
-        self.vectors: dict[str, np.ndarray] = {}
+    def embed_query(self, text):
+        return super().embed_query(QUESTION_WORDS.sub("", text).rstrip("?").strip() or text)
 
-    def trace(self, original):
-        def trace(engine, request):
-            self.lexical = []
-            return original(engine, request)
-        return trace
 
-    def search(self, original):
-        def search(store, query, scope, limit):
-            found = original(store, query, scope, limit)
-            if not self.lexical:
-                self.lexical = found
-            return found
-        return search
+class LastLexical:
+    """A ChunkStore that remembers its last search, for the feedback rule below."""
 
-    def semantic(self, original):
-        def semantic(engine, embedded, scope, warnings):
-            vector, why = embedded
-            if vector is None or not self.lexical:
-                return original(engine, embedded, scope, warnings)
+    def __init__(self, inner):
+        self.inner, self.last = inner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def search(self, query, scope, limit):
+        self.last = self.inner.search(query, scope, limit)
+        return self.last
+
+
+class FeedbackVectors:
+    """Rocchio feedback: the query vector moves toward the top K chunks of the lexical
+    list the same search made just before (the engine asks for that list first)."""
+
+    def __init__(self, inner, lexical: LastLexical, embedder, top: int, weight: float):
+        self.inner, self.lexical, self.embedder = inner, lexical, embedder
+        self.top, self.weight = top, weight
+        self.cache: dict[str, np.ndarray] = {}
+
+    def search(self, vector, scope, limit):
+        found = self.lexical.last[: self.top]
+        if found:
             query = np.asarray(vector) + self.weight * np.mean(
-                [self.vector(h.chunk) for h in self.lexical[:self.top]], axis=0)
-            return original(engine, (query / np.linalg.norm(query), why), scope, warnings)
-        return semantic
+                [self.vector(h.chunk) for h in found], axis=0)
+            vector = query / np.linalg.norm(query)
+        return self.inner.search(vector, scope, limit)
 
     def vector(self, chunk) -> np.ndarray:
-        if chunk.chunk_id not in self.vectors:
-            self.vectors[chunk.chunk_id] = self.embedder.embed_documents([chunk.indexed_text])[0]
-        return self.vectors[chunk.chunk_id]
+        if chunk.chunk_id not in self.cache:
+            self.cache[chunk.chunk_id] = self.embedder.embed_documents([chunk.indexed_text])[0]
+        return self.cache[chunk.chunk_id]
 
 
-def question_line_penalty(weight: float):
-    def wrap(original):
-        def rerank(cands, features, tickets=(), today=None, policy=None, leader=1.0):
-            out = original(cands, features, tickets, today, policy, leader)
-            head = []
-            for c in out[:TOP]:
-                best = max(c.chunk.text.split("\n"), key=lambda l: len(features.matched_terms(l)))
-                head.append(c.with_bonus(-weight * leader, "question-line")
-                            if best.rstrip().endswith("?") else c)
-            return sorted(head, key=lambda c: -c.score) + list(out[TOP:])
-        return rerank
-    return wrap
+@frozen(kw_only=True)
+class QuestionLinePenalty:
+    """The rerank step, then a candidate whose best-matching line is a question loses W."""
+
+    inner: RerankPolicy
+    weight: float
+
+    def rerank(self, candidates, query, leader=1.0):
+        out = self.inner.rerank(candidates, query, leader)
+        head = []
+        for c in out[:TOP]:
+            best = max(c.chunk.text.split("\n"),
+                       key=lambda line: len(query.features.matched_terms(line)))
+            head.append(c.with_bonus(-self.weight * leader, "question-line")
+                        if best.rstrip().endswith("?") else c)
+        return (*sorted(head, key=lambda c: -c.score), *out[TOP:])
+
+
+class Bench:
+    """The real stack on locomo-dev, and services over it with some ports swapped."""
+
+    def __init__(self, state_dir: str):
+        self.settings = Settings.resolve(str(EVAL / "memory"), state_dir, watch=False)
+        self.app = build(self.settings)
+        self.embedder = CachedEmbedder(self.app.gateways.embedder())
+        self.embedder.warm()
+        self.embedder.wait_ready(300)
+        self.app.gateways.embedder.override(self.embedder)
+        self.service = self.app.use_cases.service()
+        self.store = self.app.gateways.chunks()
+        self.queries = load_queries(str(EVAL / "queries.jsonl"))
+
+    def with_ports(self, **ports):
+        """A fresh service on the same index and model, with these gateways replaced."""
+        app = build(self.settings)
+        app.gateways.sqlite.override(providers.Object(self.app.gateways.sqlite()))
+        app.gateways.embedder.override(providers.Object(self.embedder))
+        for name, make in ports.items():
+            getattr(app.gateways, name).override(providers.Object(make(app)))
+        return app.use_cases.service()
+
+    def measure(self, config: SearchConfig | None = None, service=None):
+        service = service or self.service
+        if config is not None:
+            service = service.with_search_config(config)
+        s = summarize(self.queries, run_queries(service, self.store, self.queries, limit=10),
+                      [5, 10])
+        return s["groups"]["all"]
+
+
+def experiments(bench: Bench) -> dict:
+    base = bench.service.engine.config
+    chunks = [c for n in bench.store.notes(ScopeFilter(status=StatusFilter.ANY))
+              for c in bench.store.chunks_of(n.memory_id)]
+    lazy: dict = {}
+
+    def vectors(kind, size=1, stride=1):
+        key = (kind, size, stride)
+        if key not in lazy:
+            lazy[key] = late_line_vectors(bench.embedder.inner._encoder, chunks) \
+                if kind == "late" else window_vectors(bench.embedder.inner, chunks, size, stride)
+        return lazy[key]
+
+    def with_lines(kind, weight, focus):
+        def run():
+            found = vectors(kind)
+            config = evolve(base, rerank=LineVectorRerank(
+                inner=base.rerank, vectors=found, embed=bench.embedder.embed_query,
+                weight=weight)) if weight else base
+            if focus:
+                config = evolve(config, focus=LineVectorFocus(
+                    vectors=found, embed=bench.embedder.embed_query))
+            return bench.measure(config)
+        return run
+
+    def windows(size, stride, config=base):
+        def run():
+            found = vectors("windows", size, stride)
+            service = bench.with_ports(vectors=lambda app: BestWindowVectors(
+                app.gateways.chunks(), found))
+            return bench.measure(config, service)
+        return run
+
+    def feedback(top, weight):
+        def run():
+            lexical = LastLexical(bench.store)
+            service = bench.with_ports(
+                chunks=lambda app: lexical,
+                vectors=lambda app: FeedbackVectors(app.gateways.vectors(), lexical,
+                                                    bench.embedder.inner, top, weight))
+            return bench.measure(service=service)
+        return run
+
+    found = {"base": lambda: bench.measure()}
+    for cap, lines in ((24, 12), (24, 11), (22, 10), (18, 9)):
+        context = MergeTouching(inner=evolve(base.context, max_item_lines=lines), cap=cap)
+        found[f"merge-{cap}-{lines}"] = lambda c=context: bench.measure(evolve(base, context=c))
+    for kind in ("late", "alone"):
+        for weight in (0.25, 0.5, 1.0):
+            found[f"{kind}-lines-w{weight}"] = with_lines(kind, weight, False)
+        found[f"{kind}-lines-focus"] = with_lines(kind, 0.0, True)
+    semantic_only = evolve(base, gather=evolve(base.gather, use_lexical=False, use_graph=False))
+    for size, stride in ((8, 8), (4, 2), (3, 1), (3, 3), (2, 1)):
+        found[f"windows-{size}-{stride}"] = windows(size, stride)
+        found[f"windows-{size}-{stride}-semantic-only"] = windows(size, stride, semantic_only)
+    found["semantic-only"] = lambda: bench.measure(semantic_only)
+    for top, weight in ((1, 0.3), (1, 0.6), (3, 0.3), (3, 1.0)):
+        found[f"feedback-{top}-{weight}"] = feedback(top, weight)
+    found["statement-query"] = lambda: bench.measure(service=bench.with_ports(
+        embedder=lambda app: StatementEmbedder(bench.embedder.inner)))
+    for weight in (0.1, 0.2, 0.4):
+        found[f"question-line-{weight}"] = lambda w=weight: bench.measure(evolve(
+            base, rerank=QuestionLinePenalty(inner=base.rerank, weight=w)))
+    return found
 
 
 def main() -> int:
@@ -238,87 +331,10 @@ def main() -> int:
     p.add_argument("--state-dir", required=True)
     p.add_argument("--only", help="comma-separated experiment names")
     args = p.parse_args()
-    app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir, watch=False))
-    embedder = CachedEmbedder(app.gateways.embedder())
-    embedder.warm()
-    embedder.wait_ready(300)
-    app.gateways.embedder.override(embedder)
-    service = app.use_cases.service()
-    store = app.gateways.chunks()
-    queries = load_queries(str(EVAL / "queries.jsonl"))
-    base = service.engine.config
-    current: dict = {}
-
-    def remember_query(original):
-        def trace(self, request):
-            current["vector"] = np.asarray(embedder.embed_query(request.query))
-            return original(self, request)
-        return trace
-
-    chunks = [c for n in store.notes(ScopeFilter(status=StatusFilter.ANY))
-              for c in store.chunks_of(n.memory_id)]
-    lazy: dict = {}
-
-    def line_vectors(kind):
-        if kind not in lazy:
-            lazy[kind] = late_line_vectors(embedder.inner._encoder, chunks) if kind == "late" \
-                else window_vectors(embedder.inner, chunks, 1, 1)
-        return lazy[kind]
-
-    def with_lines(kind, weight, focus):
-        def run():
-            lines = LineVectors(line_vectors(kind), lambda: current["vector"], weight, focus)
-            with patched(Engine, "trace", remember_query), \
-                    patched(retrieval, "rerank", lines.rerank), \
-                    patched(Engine, "_focus", lines.focus_on):
-                return measure()
-        return run
-
-    def measure(config=base):
-        service.engine.config = config
-        s = summarize(queries, run_queries(service, store, queries, limit=10), [5, 10])
-        return s["groups"]["all"]
-
-    def under(owner, name, wrap, config=base):
-        def run():
-            with patched(owner, name, wrap):
-                return measure(config)
-        return run
-
-    experiments = {"base": measure}
-    for cap, lines in ((24, 12), (24, 11), (22, 10), (18, 9)):
-        experiments[f"merge-{cap}-{lines}"] = under(
-            Engine, "_evidence_all", merge_touching(cap), evolve(base, max_item_lines=lines))
-    for kind in ("late", "alone"):
-        for weight in (0.25, 0.5, 1.0):
-            experiments[f"{kind}-lines-w{weight}"] = with_lines(kind, weight, False)
-        experiments[f"{kind}-lines-focus"] = with_lines(kind, 0.0, True)
-    semantic_only = evolve(base, use_lexical=False, use_graph=False)
-    for size, stride in ((8, 8), (4, 2), (3, 1), (3, 3), (2, 1)):
-        def windows(size=size, stride=stride, config=base):
-            key = f"windows-{size}-{stride}"
-            if key not in lazy:
-                lazy[key] = window_vectors(embedder.inner, chunks, size, stride)
-            return under(Engine, "_semantic", best_window(store, lazy[key]), config)()
-        experiments[f"windows-{size}-{stride}"] = windows
-        experiments[f"windows-{size}-{stride}-semantic-only"] = \
-            lambda size=size, stride=stride, w=windows: w(size, stride, semantic_only)
-    experiments["semantic-only"] = lambda: measure(semantic_only)
-    for top, weight in ((1, 0.3), (1, 0.6), (3, 0.3), (3, 1.0)):
-        def feedback(top=top, weight=weight):
-            rule = Feedback(embedder.inner, top, weight)
-            with patched(Engine, "trace", rule.trace), \
-                    patched(type(store), "search", rule.search), \
-                    patched(Engine, "_semantic", rule.semantic):
-                return measure()
-        experiments[f"feedback-{top}-{weight}"] = feedback
-    experiments["statement-query"] = under(Engine, "_query_vector", statement_query)
-    for weight in (0.1, 0.2, 0.4):
-        experiments[f"question-line-{weight}"] = under(retrieval, "rerank",
-                                                       question_line_penalty(weight))
+    bench = Bench(args.state_dir)
     only = set(args.only.split(",")) if args.only else None
     print("| experiment | R@5 | MRR@10 | EH@5 | L@5 |\n|---|---|---|---|---|")
-    for name, run in experiments.items():
+    for name, run in experiments(bench).items():
         if only and name not in only:
             continue
         s = run()

@@ -17,14 +17,15 @@ from bench_corpora import (BENCH_DIR, LOCOMO, EngineSearch, cpu_timed, each, env
                            lexical_only_app, locomo_app, locomo_queries, percentiles,
                            record_quality, timed_pass)
 from memory.adapters.inmemory import DeterministicEmbedder, InMemoryIndex, InMemoryVectorIndex
-from memory.application.retrieval import RetrievalEngine, SearchConfig
+from memory.application.retrieval import RetrievalEngine
+from memory.application.search_config import GatherConfig, SearchConfig
 from memory.domain.scope import ScopeFilter
 from memory.entrypoints.eval_command import scope_of
 
 ADAPTERS = ("inmemory-bm25", "sqlite-fts5")
 GENERATED_NOTES = env_ints("AI_MEMORY_BENCH_LEXICAL_NOTES", "5000")[0]
 GENERATED = f"generated-{GENERATED_NOTES}"
-DEPTH = SearchConfig().lexical_depth
+DEPTH = GatherConfig().lexical_depth
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,8 @@ def generated_stores():
 
 def _lexical_engine(chunks) -> EngineSearch:
     """The product's engine with the lexical signal only; vectors and graph never asked."""
-    config = SearchConfig(use_lexical=True, use_semantic=False, use_graph=False)
+    config = SearchConfig(gather=GatherConfig(use_lexical=True, use_semantic=False,
+                                              use_graph=False))
     return EngineSearch(RetrievalEngine(chunks, InMemoryVectorIndex(InMemoryIndex()),
                                         DeterministicEmbedder(), None, config))
 

@@ -5,8 +5,8 @@
 
 Corpora: ../shared/eval/locomo-dev (758 project-scoped questions) and the frozen fixtures
 (benchmarks/fixtures: vault + cases.jsonl, clock pinned as in the frozen test). Every
-variant runs the same MemoryService with SearchConfig's use_* switches; everything else
-stays at its defaults. Query vectors are not cached: latency includes embedding the query.
+variant runs the same MemoryService with the gather step's use_* switches
+(SearchConfig.gather); everything else stays at its defaults. Query vectors are not cached: latency includes embedding the query.
 """
 
 from __future__ import annotations
@@ -40,10 +40,8 @@ def frozen():
 def test_signals(benchmark, request, corpus, variant):
     app, queries = request.getfixturevalue(corpus)
     service = app.use_cases.service()
-    default = service.engine.config
-    service.engine.config = evolve(default, **VARIANTS[variant])
-    try:
-        summary = timed_pass(benchmark, service, app.gateways.chunks(), queries)
-    finally:
-        service.engine.config = default
+    config = service.engine.config
+    service = service.with_search_config(
+        evolve(config, gather=evolve(config.gather, **VARIANTS[variant])))
+    summary = timed_pass(benchmark, service, app.gateways.chunks(), queries)
     record_quality(benchmark, summary, corpus=corpus, variant=variant)

@@ -1,6 +1,14 @@
 """Sweep search settings on ../shared/eval/locomo-dev, in process, and print one row each.
 
     .venv/bin/python benchmarks/tune_locomo.py --state-dir /tmp/locomo-state [--window 8 --overlap 2]
+    .venv/bin/python benchmarks/tune_locomo.py --corpus frozen --state-dir /tmp/frozen-state \
+        --only default --results /tmp/frozen-results
+
+`--corpus frozen` runs the frozen benchmark (benchmarks/fixtures: the vault is copied into the
+state folder and indexed on first use, the clock pinned as in its test). `--results DIR`
+writes every packet of each variant to DIR/VARIANT.jsonl; `--compare DIR` counts the queries
+whose packet differs from the one in DIR/VARIANT.jsonl (another commit's run); the whole
+packet is compared (items with scores, reasons and spans, no_answer, warnings, scope).
 
 Query vectors are computed once and reused across variants, so a sweep costs seconds per
 variant. Only general settings are varied; nothing about individual questions is used.
@@ -10,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -17,12 +26,15 @@ from pathlib import Path
 from attrs import evolve
 
 from memory.application.evaluation import summarize
-from memory.application.retrieval import SearchConfig
+from memory.application.search_config import SearchConfig
 from memory.entrypoints.container import build
+from memory.entrypoints.converter import to_json
 from memory.entrypoints.eval_command import load_queries, run_queries
 from memory.entrypoints.settings import Settings
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FROZEN_AT = "2026-11-30T12:00:00Z"  # tests/integration/test_frozen_benchmark.py
 
 
 class CachedEmbedder:
@@ -40,72 +52,147 @@ class CachedEmbedder:
         return self.cache[text]
 
 
+def tuned(base: SearchConfig, focus: bool = True, **steps: dict) -> SearchConfig:
+    """`base` with some steps' settings changed: tuned(base, fusion=dict(rrf_k=20))."""
+    config = evolve(base, **{name: evolve(getattr(base, name), **changes)
+                             for name, changes in steps.items()})
+    return config if focus else evolve(config, focus=None)
+
+
 def variants(base: SearchConfig):
     yield "default", base
-    for name, change in [
-        ("lexical-only", dict(use_semantic=False, use_graph=False)),
-        ("semantic-only", dict(use_lexical=False, use_graph=False)),
-        ("no-graph", dict(use_graph=False)),
-        ("per-note-10", dict(per_note=10)),
-        ("best-first", dict(diversify=False)),
-        ("best-first-k20", dict(diversify=False, rrf_k=20)),
-        ("sem0.3", dict(weights={"lexical": 1.0, "semantic": 0.3, "graph": 0.3})),
-        ("graph0.1", dict(weights={"lexical": 1.0, "semantic": 0.5, "graph": 0.1})),
-        ("rrf", dict(fusion="rrf", weights={"lexical": 1.0, "semantic": 0.25, "graph": 0.3})),
-        ("k20", dict(fusion="rrf", rrf_k=20,
-                     weights={"lexical": 1.0, "semantic": 0.25, "graph": 0.3})),
-        ("diversify", dict(diversify=True)),
-        ("no-focus", dict(focus=False)),
-        ("items-8-lines", dict(max_item_lines=8)),
-        *[(f"span-{focus}-{lines}-{budget}", dict(diversify=False, rrf_k=10, focus=focus,
-            max_item_lines=lines, budget_chars=budget,
-            weights={"lexical": 1.0, "semantic": 0.15, "graph": 0.3}))
+    rrf = {"lexical": 1.0, "semantic": 0.25, "graph": 0.3}
+    for name, config in [
+        ("lexical-only", tuned(base, gather=dict(use_semantic=False, use_graph=False))),
+        ("semantic-only", tuned(base, gather=dict(use_lexical=False, use_graph=False))),
+        ("no-graph", tuned(base, gather=dict(use_graph=False))),
+        ("no-hop", evolve(base, hop=None)),
+        ("per-note-10", tuned(base, select=dict(per_note=10))),
+        ("best-first", tuned(base, select=dict(diversify=False))),
+        ("best-first-k20", tuned(base, select=dict(diversify=False), fusion=dict(rrf_k=20))),
+        ("sem0.3", tuned(base, fusion=dict(weights={"lexical": 1.0, "semantic": 0.3,
+                                                    "graph": 0.3}))),
+        ("graph0.1", tuned(base, fusion=dict(weights={"lexical": 1.0, "semantic": 0.5,
+                                                      "graph": 0.1}))),
+        ("rrf", tuned(base, fusion=dict(method="rrf", weights=rrf))),
+        ("k20", tuned(base, fusion=dict(method="rrf", rrf_k=20, weights=rrf))),
+        ("diversify", tuned(base, select=dict(diversify=True))),
+        ("no-focus", tuned(base, focus=False)),
+        ("items-8-lines", tuned(base, context=dict(max_item_lines=8))),
+        *[(f"span-{focus}-{lines}-{budget}", tuned(
+            base, focus, select=dict(diversify=False),
+            fusion=dict(rrf_k=10, weights={"lexical": 1.0, "semantic": 0.15, "graph": 0.3}),
+            context=dict(max_item_lines=lines, budget_chars=budget)))
           for focus in (False, True) for lines in (8, 10, 12) for budget in (8000, 16000, 30000)],
-        *[(f"bf-k{k}-s{w}", dict(diversify=False, rrf_k=k, fusion="rrf",
-                                  weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
+        *[(f"bf-k{k}-s{w}", tuned(base, select=dict(diversify=False), fusion=dict(
+            rrf_k=k, method="rrf", weights={"lexical": 1.0, "semantic": w, "graph": 0.3})))
           for k in (5, 10, 20, 40) for w in (0.15, 0.25, 0.35, 0.5)],
-        *[(f"sf-s{w}", dict(fusion="score",
-                            weights={"lexical": 1.0, "semantic": w, "graph": 0.1}))
+        *[(f"sf-s{w}", tuned(base, fusion=dict(
+            method="score", weights={"lexical": 1.0, "semantic": w, "graph": 0.1})))
           for w in (0.3, 0.5, 0.7, 1.0)],
-        *[(f"rrf-s{w}", dict(fusion="rrf", weights={"lexical": 1.0, "semantic": w, "graph": 0.3}))
+        *[(f"rrf-s{w}", tuned(base, fusion=dict(
+            method="rrf", weights={"lexical": 1.0, "semantic": w, "graph": 0.3})))
           for w in (0.5, 0.75, 1.0)],
     ]:
-        yield name, evolve(base, **change)
+        yield name, config
+
+
+class Recorder:
+    """A service whose search also keeps every packet, in call order."""
+
+    def __init__(self, service):
+        self.service, self.packets = service, []
+
+    def search(self, query, **filters):
+        packet = self.service.search(query, **filters)
+        self.packets.append(packet)
+        return packet
+
+
+def frozen_app(state_dir: str):
+    """The frozen benchmark's vault, copied beside its state and indexed once."""
+    from dependency_injector import providers
+
+    from memory.adapters.inmemory.state import FixedClock
+    root = Path(state_dir) / "vault"
+    if not root.exists():
+        shutil.copytree(FIXTURES / "vault", root)
+    app = build(Settings.resolve(str(root), state_dir=str(root / ".ai-memory"), watch=False))
+    app.gateways.clock.override(providers.Object(FixedClock(FROZEN_AT)))
+    if app.gateways.index().current() is None:
+        app.use_cases.service().refresh("full")
+    return app, FIXTURES / "cases.jsonl"
+
+
+def write_results(folder: str, name: str, queries, packets) -> None:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with open(Path(folder) / f"{name}.jsonl", "w", encoding="utf-8") as out:
+        for query, packet in zip(queries, packets, strict=True):
+            out.write(json.dumps({"qid": query["qid"], "packet": to_json(packet)}) + "\n")
+
+
+def differing(folder: str, name: str, queries, packets) -> list[str]:
+    """qids whose packet differs from the one recorded in folder/name.jsonl."""
+    with open(Path(folder) / f"{name}.jsonl", encoding="utf-8") as f:
+        recorded = {row["qid"]: row["packet"] for row in map(json.loads, f)}
+    # Through JSON, as recorded: tuples become lists, floats keep their repr.
+    return [q["qid"] for q, packet in zip(queries, packets, strict=True)
+            if json.loads(json.dumps(to_json(packet))) != recorded.get(q["qid"])]
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--state-dir", required=True)
+    p.add_argument("--corpus", choices=("locomo", "frozen"), default="locomo")
     p.add_argument("--only", help="comma-separated variant names")
+    p.add_argument("--results", help="folder for each variant's packets (VARIANT.jsonl)")
+    p.add_argument("--compare", help="folder of another run's --results to compare with")
     p.add_argument("--window", type=int, help="chunk window in lines (rebuilds the index)")
     p.add_argument("--overlap", type=int, default=2)
     args = p.parse_args()
-    app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir))
+    if args.corpus == "frozen":
+        app, query_file = frozen_app(args.state_dir)
+    else:
+        app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir))
+        query_file = EVAL / "queries.jsonl"
     if args.window:
         from memory.adapters.markdown import MarkdownNoteSource
         app.gateways.source.override(MarkdownNoteSource(EVAL / "memory", window=args.window,
                                                         overlap=args.overlap))
-        print(app.use_cases.service().refresh("index").as_dict()["stages"][0]["outcome"],
+        print(app.use_cases.service().refresh("index").stage("index").outcome,
               file=sys.stderr)
     embedder = CachedEmbedder(app.gateways.embedder())
     embedder.warm()
     embedder.wait_ready(300)
     app.gateways.embedder.override(embedder)
     service = app.use_cases.service()
-    queries = load_queries(str(EVAL / "queries.jsonl"))
+    queries = load_queries(str(query_file))
     chunks = app.gateways.chunks()
+    # The vector matrix loads on a thread of its own after the first search; sqlite-vec
+    # answers meanwhile with cosines that differ in the 7th digit. Measure the matrix only.
+    service.search(queries[0]["question"])
+    time.sleep(2)
     only = set(args.only.split(",")) if args.only else None
-    print("| variant | R@5 | MRR@10 | EH@5 | L@5 | p50 ms |\n|---|---|---|---|---|---|")
+    print("| variant | R@5 | MRR@10 | EH@5 | L@5 | no-answer | p50 ms |\n"
+          "|---|---|---|---|---|---|---|")
     for name, config in variants(service.engine.config):
         if only and name not in only:
             continue
-        service.engine.config = config
         started = time.perf_counter()
-        results = run_queries(service, chunks, queries, limit=10)
-        s = summarize(queries, results, [1, 3, 5, 10])["groups"]["all"]
+        recorder = Recorder(service.with_search_config(config))
+        results = run_queries(recorder, chunks, queries, limit=10)
+        if args.results:
+            write_results(args.results, name, queries, recorder.packets)
+        if args.compare:
+            changed = differing(args.compare, name, queries, recorder.packets)
+            print(f"  {name}: {len(changed)} of {len(queries)} packets differ from "
+                  f"{args.compare} {changed[:10]}", file=sys.stderr)
+        summary = summarize(queries, results, [1, 3, 5, 10])
+        s, refused = summary["groups"]["all"], summary["no_answer"]
+        na = f"{refused['accuracy']:.3f}" if refused["n"] else "n/a"
         lat = sorted(r["latency_ms"] for r in results.values())[len(results) // 2]
         print(f"| {name} | {s['R@5']:.3f} | {s['MRR@10']:.3f} | {s['EH@5']:.3f} | {s['L@5']:.1f} "
-              f"| {lat:.1f} |", flush=True)
+              f"| {na} | {lat:.1f} |", flush=True)
         print(f"  ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
     return 0
 

@@ -233,7 +233,7 @@ def test_a_full_refresh_indexes_every_note_with_a_vector_per_chunk(memory):
     assert current.id == index.generation
     assert current.notes == len(NOTES) and current.vectors == current.chunks >= len(hashes)
     assert current.model_id == memory.embedder.model_id and current.dimension == 384
-    assert memory.service.health()["healthy"]
+    assert memory.service.health().healthy
 
 
 def test_bad_front_matter_is_indexed_from_its_body_with_a_warning(memory):
@@ -371,7 +371,7 @@ def test_deleting_the_state_folder_and_refreshing_rebuilds_everything(memory):
     assert full.ok and full.stage("graph").outcome == "published"
     assert index_stage(full).embedded == 0
     assert top_item(memory.search("NX-401")).path == "Repos/nexus/Notes/Deploy freeze.md"
-    assert memory.service.health()["healthy"]
+    assert memory.service.health().healthy
 
 
 # -- a refresh killed midway ---------------------------------------------------------------

@@ -211,7 +211,7 @@ async def test_an_unknown_tool_is_a_json_rpc_error_not_a_tool_result(protocol_ro
 
 def published(raw: RawServer) -> tuple[str, str]:
     health = raw.call("memory_health")["structuredContent"]
-    return health["index"]["id"], health["graph"]["id"]
+    return health["index"]["generation"]["id"], health["graph"]["generation"]["id"]
 
 
 @pytest.mark.parametrize("mode,stage", [("index", "index"), ("full", "graph")])

@@ -11,6 +11,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import anyio
+import jsonschema
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import ClientSession
@@ -169,7 +170,7 @@ async def test_lists_exactly_the_eight_tools_with_annotations_and_bounds(served)
         assert hints.open_world_hint is False, name
         assert hints.read_only_hint is (name in READ_ONLY), name
         assert tool.description and tool.input_schema["type"] == "object"
-        assert tool.output_schema is not None, name
+        assert tool.output_schema["type"] == "object" and tool.output_schema["properties"], name
     refresh_hints = served.tools["memory_refresh"].annotations
     assert (refresh_hints.destructive_hint, refresh_hints.idempotent_hint) == (False, True)
     assert served.tools["memory_feedback"].annotations.idempotent_hint is False
@@ -211,6 +212,8 @@ async def test_search_returns_cited_evidence(served):
 @pytest.mark.anyio
 async def test_every_tool_answers(served):
     calls = [
+        ("memory_search", {"query": "webhook exponential backoff"}),
+        ("memory_search", {"query": "quantum chromodynamics lattice"}),
         ("memory_get", {"identity": "pay-webhook-retries", "start_line": 1, "end_line": 8}),
         ("memory_neighbors", {"identity": "pay-webhook-retries", "depth": 2}),
         ("memory_path", {"source": "pay-webhook-retries", "target": "pay-gateway-timeouts"}),
@@ -223,7 +226,8 @@ async def test_every_tool_answers(served):
     for name, arguments in calls:
         result = await served.call(name, **arguments)
         assert not result.is_error, (name, result.content)
-        assert isinstance(result.structured_content, dict), name
+        schema = served.tools[name].output_schema
+        jsonschema.Draft202012Validator(schema).validate(result.structured_content)
         assert result.content[0].text.strip(), name
     path = (await served.call("memory_path", source="pay-webhook-retries",
                               target="pay-gateway-timeouts")).structured_content

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import TypeVar
 
+from attrs import asdict
+
+from memory.application.explaining import explanation, identity_explanation
+from memory.application.health_check import HealthCheck
 from memory.application.indexer import Indexer, Progress
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text)
 from memory.application.retrieval import RetrievalEngine
+from memory.application.search_config import SearchConfig
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import EvidencePacket, Generation
-from memory.domain.notes import Note
-from memory.domain.refresh import RefreshReport, diff_scan
-from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.domain.explanation import Explanation
+from memory.domain.feedback import RELEVANCE, FeedbackReceipt
+from memory.domain.health import Health
+from memory.domain.notes import Note, NoteDocument
+from memory.domain.reading import Neighbourhood, NoteLine, NoteRead, NoteRef, RelationPath
+from memory.domain.redacted import redacted
+from memory.domain.refresh import RefreshReport
 from memory.domain.secrets import redact_data, redact_lines, redact_text
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
@@ -25,7 +34,6 @@ from memory.ports.index_generations import IndexGenerations
 from memory.ports.journal import FeedbackLog, RefreshHistory
 from memory.ports.note_source import NoteSource
 
-RELEVANCE = ("relevant", "irrelevant", "missing")
 MAX_GET_LINES = 2000
 READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
 T = TypeVar("T")
@@ -45,12 +53,19 @@ class MemoryService:
         self._chunks = chunks
         self._index = index
         self._graph = graph
-        self._graphs = graphs
         self._embedder = embedder
         self._feedback = feedback
-        self._history = history
         self._clock = clock
         self._before_search = before_search
+        self._health = HealthCheck(source=source, chunks=chunks, index=index, graph=graph,
+                                   graphs=graphs, embedder=embedder, feedback=feedback,
+                                   history=history, clock=clock)
+
+    def with_search_config(self, config: SearchConfig) -> MemoryService:
+        """This service searching under another configuration (benchmarks, ablations)."""
+        clone = copy.copy(self)
+        clone.engine = self.engine.with_config(config)
+        return clone
 
     # -- reading -------------------------------------------------------------------------
 
@@ -60,73 +75,50 @@ class MemoryService:
         return self._from_one_generation(lambda generation, warnings: self.engine.search(
             request, generation, warnings=(*warnings, *extra), freshness=freshness))
 
-    def get(self, identity, start_line=None, end_line=None) -> dict:
+    def get(self, identity, start_line=None, end_line=None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
         self._generation()
-        path = self._resolve_path(name)
-        doc = self._source.load(path)
+        doc = self._source.load(self._resolve_path(name))
         total = len(doc.lines)
         first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
         last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
         if total and first > total:
-            raise InvalidRequest(f"start_line {first} is past the end of {path} ({total} lines)")
+            raise InvalidRequest(f"start_line {first} is past the end of {doc.note.path} "
+                                 f"({total} lines)")
         if last < first:
             raise InvalidRequest("end_line must not be before start_line")
-        last = min(last, total, first + MAX_GET_LINES - 1)
-        note = doc.note
-        clean, findings = redact_lines(doc.lines)
-        return {
-            "memory_id": note.memory_id, "path": note.path, "title": redact_text(note.title),
-            "status": note.effective_status.value, "content_hash": note.content_hash,
-            "front_matter": redact_data(doc.front_matter), "line_count": total,
-            "start_line": first, "end_line": last,
-            "lines": [{"line": i, "text": clean[i - 1]} for i in range(first, last + 1)],
-            "redacted_lines": sorted({f.line for f in findings if first <= f.line <= last}),
-            "truncated": last < (total if end_line is None else min(end_line, total)),
-            "warnings": list(doc.warnings),
-        }
+        shown = min(last, total, first + MAX_GET_LINES - 1)
+        return _note_read(doc, first, shown, truncated=shown < min(last, total))
 
-    def neighbors(self, identity, depth=1) -> dict:
+    def neighbors(self, identity, depth=1) -> Neighbourhood:
         note = self._resolve_note(clean_text(identity, "identity", MAX_NAME_CHARS))
         depth = bounded_int(depth, "depth", 1, MAX_DEPTH)
         graph = self._require_graph()
         found = graph.neighbors(note.memory_id, depth)
-        return {"memory_id": note.memory_id, "path": note.path, "depth": depth,
-                "graph_generation": graph.current().id,
-                "neighbors": [redact_data(n.as_dict()) for n in found]}
+        return Neighbourhood(memory_id=note.memory_id, path=note.path, depth=depth,
+                             graph_generation=graph.current().id, neighbors=redacted(tuple(found)))
 
-    def path(self, source, target) -> dict:
+    def path(self, source, target) -> RelationPath:
         a = self._resolve_note(clean_text(source, "source", MAX_NAME_CHARS))
         b = self._resolve_note(clean_text(target, "target", MAX_NAME_CHARS))
         graph = self._require_graph()
         found = graph.path(a.memory_id, b.memory_id)
-        return {"source": {"memory_id": a.memory_id, "path": a.path},
-                "target": {"memory_id": b.memory_id, "path": b.path},
-                "graph_generation": graph.current().id,
-                "connected": found is not None,
-                "path": redact_data(found.as_dict()) if found else None}
+        return RelationPath(source=NoteRef(memory_id=a.memory_id, path=a.path),
+                            target=NoteRef(memory_id=b.memory_id, path=b.path),
+                            graph_generation=graph.current().id, connected=found is not None,
+                            path=redacted(found))
 
-    def explain(self, query, identity=None, **filters) -> dict:
+    def explain(self, query, identity=None, **filters) -> Explanation:
         request = SearchRequest.parse(query, **filters)
+        name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
         generation, warnings, trace = self._from_one_generation(
             lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
-        out = {
-            "query": request.query, "scope": trace.scope.as_dict(),
-            "generation": generation.as_dict(), "no_answer": trace.no_answer,
-            "terms": list(trace.features.terms),
-            "identifiers": list(trace.features.identifiers),
-            "fusion": self.engine.config.fusion, "weights": dict(self.engine.config.weights),
-            "rrf_k": self.engine.config.rrf_k,
-            "counts": {"lexical": len(trace.lexical), "semantic": len(trace.semantic),
-                       "graph": len(trace.graph)},
-            "candidates": [self._explain_candidate(c, trace, i) for i, c in
-                           enumerate(trace.ranked[:request.limit], 1)],
-            "warnings": [*warnings, *trace.warnings],
-        }
-        if identity is not None:
-            out["identity"] = self._explain_identity(
-                clean_text(identity, "identity", MAX_NAME_CHARS), trace)
-        return out
+        known = None
+        if name is not None:
+            matches = self._chunks.find(name)
+            known = identity_explanation(name, matches[0] if matches else None, trace)
+        return explanation(trace, self.engine.config, generation, warnings, request.limit,
+                           known)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -142,7 +134,7 @@ class MemoryService:
         self._generation()
         return report
 
-    def feedback(self, query, memory_id, relevance, note=None) -> dict:
+    def feedback(self, query, memory_id, relevance, note=None) -> FeedbackReceipt:
         query = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_text(memory_id, "memory_id", MAX_NAME_CHARS)
         if relevance not in RELEVANCE:
@@ -150,52 +142,15 @@ class MemoryService:
         text = clean_text(note, "note", MAX_NOTE_CHARS, required=False)
         target = self._resolve_note(name)
         generation, _ = self._generation()
-        record = {"time": self._clock.now_iso(), "query": query, "memory_id": target.memory_id,
-                  "path": target.path, "relevance": relevance, "note": text,
-                  "generation": generation.as_dict()}
-        self._feedback.append(record)
-        return {"recorded": True, **record}
+        receipt = FeedbackReceipt(recorded=True, time=self._clock.now_iso(), query=query,
+                                  memory_id=target.memory_id, path=target.path,
+                                  relevance=relevance, note=text, generation=generation)
+        self._feedback.append(asdict(receipt, filter=lambda a, _: a.name != "recorded"))
+        return receipt
 
-    # -- health --------------------------------------------------------------------------
-
-    def health(self) -> dict:
-        generation, warnings = self._generation()
-        index = self._index.current()
-        problems = list(self._index.check_current())
-        if index is None:
-            problems.append("no index generation: run memory_refresh")
-        changed = self._changed_since(index)
-        newest = changed.pop("newest_mtime_ns")
-        older = index is not None and _older_than(index.created, newest)
-        if older:
-            warnings.append("the index is older than the newest Markdown change: run "
-                            "memory_refresh (a running `ai-memory serve` does it by itself)")
-        graph_info = self._graph.current() if self._graph else None
-        graph_problems = list(self._graphs.check_current()) if self._graphs else []
-        if self._graph is not None:
-            graph_problems += [p for p in self._graph.problems() if p not in graph_problems]
-        embedder = self._embedder.state()
-        self_check = self._self_check()
-        healthy = index is not None and not problems and self_check["ok"]
-        return {
-            "healthy": healthy,
-            "root": self._source.root,
-            "index": {**(index.as_dict() if index else {"id": None}),
-                      "files_changed_since": changed, "problems": problems,
-                      "newest_source_change": _iso(newest),
-                      "older_than_sources": older},
-            "graph": {**(graph_info.as_dict() if graph_info else {"id": None}),
-                      "problems": graph_problems},
-            "embedder": {"model_id": self._embedder.model_id,
-                         "dimension": self._embedder.dimension, "state": embedder,
-                         "semantic_search": embedder == "ready"},
-            "last_refresh": self._history.last(),
-            "feedback_records": self._feedback.count(),
-            "self_check": self_check,
-            "notes_past_review": self._past_review(),
-            "notes_with_secrets": self._secrets(),
-            "warnings": warnings,
-        }
+    def health(self) -> Health:
+        _, warnings = self._generation()
+        return self._health.health(warnings)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -228,43 +183,6 @@ class MemoryService:
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings
 
-    def _changed_since(self, index) -> dict:
-        scan = self._source.scan()
-        diff = diff_scan(index.manifest if index else {}, scan.files)
-        return {"added": len(diff.added), "removed": len(diff.removed),
-                "modified": len(diff.suspect), "examples": list(
-                    (diff.added + diff.suspect + diff.removed)[:5]),
-                "newest_mtime_ns": max((f.mtime_ns for f in scan.files.values()), default=None)}
-
-    def _self_check(self) -> dict:
-        notes = self._chunks.notes()
-        if not notes:
-            return {"ok": False, "detail": "the index holds no notes"}
-        note = notes[len(notes) // 2]
-        chunk = next((c for c in self._chunks.chunks_of(note.memory_id) if c.text.strip()), None)
-        if chunk is None:
-            return {"ok": True, "detail": f"{note.path} has no text to probe"}
-        probe = " ".join(chunk.text.split()[:12])
-        hits = self._chunks.search(probe, ScopeFilter(status=StatusFilter.ANY), 20)
-        ok = any(h.note.memory_id == note.memory_id for h in hits)
-        return {"ok": ok, "probe": probe[:80], "expected": note.path,
-                "detail": "found" if ok else "the probe did not find its own note"}
-
-    def _past_review(self) -> list[str]:
-        today = self._clock.now_iso()[:10]
-        return [n.path for n in self._chunks.notes()
-                if n.review_after and n.review_after[:10] < today][:50]
-
-    def _secrets(self) -> list[dict]:
-        """Notes holding secret-shaped text, so a person can clean them (values not shown)."""
-        found = []
-        for note in self._chunks.notes(ScopeFilter(status=StatusFilter.ANY)):
-            _, findings = redact_lines(self._chunks.lines(note.memory_id))
-            if findings:
-                found.append({"path": note.path, "lines": sorted({f.line for f in findings})[:20],
-                              "kinds": sorted({f.kind for f in findings})})
-        return found
-
     def _resolve_path(self, name: str) -> str:
         matches = self._chunks.find(name)
         if len(matches) >= 1:
@@ -287,72 +205,16 @@ class MemoryService:
             raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
         return self._graph
 
-    @staticmethod
-    def _explain_candidate(c, trace, rank: int) -> dict:
-        return {
-            "rank": rank, "memory_id": c.note.memory_id, "path": c.note.path,
-            "citation": f"{c.chunk.path}:L{c.chunk.start_line}-L{c.chunk.end_line}",
-            "fused": round(c.fused, 6), "bonus": round(c.bonus, 6), "score": round(c.score, 6),
-            "signals": {"lexical": {"rank": c.lexical_rank, "score": c.lexical_score},
-                        "semantic": {"rank": c.semantic_rank, "score": c.semantic_score},
-                        "graph": {"rank": c.graph_rank}},
-            "matched_terms": list(trace.features.matched_terms(c.chunk.indexed_text)),
-            "reasons": list(c.reasons), "status": c.note.effective_status.value,
-            "returned": c in trace.chosen and not trace.no_answer,
-        }
 
-    def _explain_identity(self, name: str, trace) -> dict:
-        matches = self._chunks.find(name)
-        if not matches:
-            return {"name": name, "found": False, "why": "no note has this memory_id, path or title"}
-        note = matches[0]
-        out = {"name": name, "found": True, "memory_id": note.memory_id, "path": note.path,
-               "status": note.effective_status.value}
-        flt = trace.scope.filter
-        if not flt.admits(note):
-            out["returned"] = False
-            out["why"] = _exclusion_reason(note, flt)
-            return out
-        ranks = [(i, c) for i, c in enumerate(trace.ranked, 1) if c.note.memory_id == note.memory_id]
-        returned = any(c.note.memory_id == note.memory_id for c in trace.chosen) and not trace.no_answer
-        out["returned"] = returned
-        if not ranks:
-            out["why"] = ("in scope, but no signal found it: none of its chunks matched the query "
-                          "words, was near the query vector, or was close in the graph")
-            return out
-        rank, best = ranks[0]
-        out["best_rank"] = rank
-        out["signals"] = {"lexical": best.lexical_rank, "semantic": best.semantic_rank,
-                          "graph": best.graph_rank}
-        out["matched_terms"] = list(trace.features.matched_terms(best.chunk.indexed_text))
-        out["why"] = ("returned" if returned else
-                      "no answer: confidence too low" if trace.no_answer else
-                      f"ranked {rank}, below the cut-off of the requested limit")
-        return out
-
-
-def _iso(mtime_ns: int | None) -> str | None:
-    if not mtime_ns:
-        return None
-    return datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc).isoformat(timespec="seconds")
-
-
-def _older_than(created: str, newest_mtime_ns: int | None) -> bool:
-    """True when a source file changed at least a second after the generation was created."""
-    if not newest_mtime_ns or not created:
-        return False
-    try:
-        made = datetime.fromisoformat(created.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if made.tzinfo is None:
-        made = made.replace(tzinfo=timezone.utc)
-    return newest_mtime_ns / 1e9 >= made.timestamp() + 1.0  # created is kept to the second
-
-
-def _exclusion_reason(note: Note, flt) -> str:
-    for name in ("root_scope", "repository", "project", "ticket", "path_prefix"):
-        value = getattr(flt, name)
-        if value and not ScopeFilter(**{name: value, "status": StatusFilter.ANY}).admits(note):
-            return f"outside the requested {name} {value!r}"
-    return f"status {note.effective_status.value!r} is filtered out by status={flt.status.value!r}"
+def _note_read(doc: NoteDocument, first: int, last: int, truncated: bool) -> NoteRead:
+    """Lines first..last of a note, redacted, with which of them were."""
+    note = doc.note
+    clean, findings = redact_lines(doc.lines)
+    return NoteRead(
+        memory_id=note.memory_id, path=note.path, title=redact_text(note.title),
+        status=note.effective_status.value, content_hash=note.content_hash,
+        front_matter=redact_data(doc.front_matter), line_count=len(doc.lines),
+        start_line=first, end_line=last,
+        lines=tuple(NoteLine(line=i, text=clean[i - 1]) for i in range(first, last + 1)),
+        redacted_lines=tuple(sorted({f.line for f in findings if first <= f.line <= last})),
+        truncated=truncated, warnings=tuple(doc.warnings))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import field, frozen
+
+from memory.domain.candidates import Candidate
+from memory.domain.context import Span
+from memory.domain.scope import ResolvedScope
 
 
 @frozen(kw_only=True)
@@ -13,12 +17,11 @@ class Signals:
     semantic: int | None = None
     graph: int | None = None
 
-    def as_dict(self) -> dict:
-        return {"lexical": self.lexical, "semantic": self.semantic, "graph": self.graph}
-
 
 @frozen(kw_only=True)
 class EvidenceItem:
+    """One cited span of a note: quote `citation` (path:Lstart-Lend) when relying on it."""
+
     memory_id: str
     path: str
     title: str
@@ -31,42 +34,68 @@ class EvidenceItem:
     status: str
     reasons: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
+        """The item citing `span` of a candidate's note, with its signals and reasons."""
+        return cls(memory_id=c.note.memory_id, path=c.note.path, title=c.note.title,
+                   heading=c.chunk.heading, start_line=span.start_line, end_line=span.end_line,
+                   text=text, score=c.score,
+                   signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank,
+                                   graph=c.graph_rank),
+                   status=c.note.effective_status.value, reasons=c.reasons)
+
     @property
     def citation(self) -> str:
         return f"{self.path}:L{self.start_line}-L{self.end_line}"
 
-    def as_dict(self) -> dict:
-        return {
-            "memory_id": self.memory_id, "path": self.path, "title": self.title,
-            "heading": self.heading, "start_line": self.start_line, "end_line": self.end_line,
-            "citation": self.citation, "text": self.text, "score": round(self.score, 6),
-            "signals": self.signals.as_dict(), "status": self.status,
-            "reasons": list(self.reasons),
-        }
-
 
 @frozen(kw_only=True)
 class Generation:
+    """The index and graph generations an answer was read from (None: none published)."""
+
     index: str | None = None
     graph: str | None = None
 
-    def as_dict(self) -> dict:
-        return {"index": self.index, "graph": self.graph}
+
+@frozen(kw_only=True)
+class AppliedScope:
+    """The scope a search ran under; `inferred` says which filters were defaulted, and from
+    where (e.g. the client's workspace root)."""
+
+    status: str = "active"
+    root_scope: str | None = None
+    repository: str | None = None
+    project: str | None = None
+    ticket: str | None = None
+    path_prefix: str | None = None
+    query_tickets: tuple[str, ...] = ()  # ticket ids named in the query (ranking hints)
+    inferred: dict[str, str] = field(factory=dict)  # filter name -> where it came from
+
+    @classmethod
+    def of(cls, scope: ResolvedScope) -> AppliedScope:
+        f = scope.filter
+        return cls(status=f.status.value, root_scope=f.root_scope, repository=f.repository,
+                   project=f.project, ticket=f.ticket, path_prefix=f.path_prefix,
+                   query_tickets=scope.query_tickets, inferred=dict(scope.inferred))
+
+    @property
+    def filters(self) -> dict[str, str]:
+        """The filters set, by name (status always)."""
+        named = {"status": self.status, "root_scope": self.root_scope,
+                 "repository": self.repository, "project": self.project, "ticket": self.ticket,
+                 "path_prefix": self.path_prefix}
+        return {name: value for name, value in named.items() if value}
 
 
 @frozen(kw_only=True)
 class EvidencePacket:
+    """What memory_search answers: cited items, or `no_answer` when nothing is about it."""
+
     query: str
-    scope: dict
+    scope: AppliedScope
     generation: Generation
     no_answer: bool
     items: tuple[EvidenceItem, ...]
     warnings: tuple[str, ...] = ()
     freshness: str = "current"  # current | refreshed-before-search | stale
-
-    def as_dict(self) -> dict:
-        return {
-            "query": self.query, "scope": self.scope, "generation": self.generation.as_dict(),
-            "no_answer": self.no_answer, "items": [i.as_dict() for i in self.items],
-            "warnings": list(self.warnings), "freshness": self.freshness,
-        }
+    no_answer_reason: str | None = None  # why, when no_answer

@@ -15,13 +15,11 @@ class Relation:
     source_path: str | None = None  # where the relation is written, if known
     source_line: int | None = None
 
-    def as_dict(self) -> dict:
-        return {"source": self.source, "target": self.target, "relation": self.relation,
-                "source_path": self.source_path, "source_line": self.source_line}
-
 
 @frozen(kw_only=True)
 class Neighbor:
+    """A node within some hops of a note, with the relations that reach it."""
+
     node: str  # memory_id for a note, else the graph node id
     label: str
     kind: str  # note | heading | repository | project | ticket | tag | code | ...
@@ -29,18 +27,16 @@ class Neighbor:
     depth: int
     via: tuple[Relation, ...]
 
-    def as_dict(self) -> dict:
-        return {"node": self.node, "label": self.label, "kind": self.kind, "path": self.path,
-                "depth": self.depth, "via": [r.as_dict() for r in self.via]}
-
 
 @frozen(kw_only=True)
 class GraphPath:
+    """The relations leading from one note to another, in order."""
+
     source: str
     target: str
     hops: tuple[Relation, ...]
     nodes: tuple[dict, ...] = ()  # {node, label, kind, path} along the path
 
-    def as_dict(self) -> dict:
-        return {"source": self.source, "target": self.target, "length": len(self.hops),
-                "hops": [h.as_dict() for h in self.hops], "nodes": list(self.nodes)}
+    @property
+    def length(self) -> int:
+        return len(self.hops)

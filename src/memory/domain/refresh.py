@@ -89,13 +89,6 @@ class GenerationInfo:
     edges: int = 0
     manifest: Mapping[str, ManifestEntry] = field(factory=dict, repr=False, eq=False)
 
-    def as_dict(self) -> dict:
-        return {"id": self.id, "created": self.created, "notes": self.notes,
-                "chunks": self.chunks, "vectors": self.vectors, "model_id": self.model_id,
-                "dimension": self.dimension, "schema_version": self.schema_version,
-                "chunking": self.chunking,
-                "nodes": self.nodes, "edges": self.edges}
-
 
 @frozen(kw_only=True)
 class StageReport:
@@ -140,11 +133,20 @@ class RefreshReport:
     def stage(self, name: str) -> StageReport | None:
         return next((s for s in self.stages if s.stage == name), None)
 
+    @property
+    def index_generation(self) -> str | None:
+        index = self.stage("index")
+        return index.generation if index else None
+
+    @property
+    def graph_generation(self) -> str | None:
+        graph = self.stage("graph")
+        return graph.generation if graph else None
+
     def as_dict(self) -> dict:
-        index, graph = self.stage("index"), self.stage("graph")
         return {"mode": self.mode, "ok": self.ok,
-                "index_generation": index.generation if index else None,
-                "graph_generation": graph.generation if graph else None,
+                "index_generation": self.index_generation,
+                "graph_generation": self.graph_generation,
                 "stages": [s.as_dict() for s in self.stages],
                 "warnings": list(self.warnings)}
 

@@ -102,14 +102,6 @@ class ResolvedScope:
     query_tickets: tuple[str, ...] = ()  # ticket ids named in the query (ranking hints)
     inferred: tuple[tuple[str, str], ...] = ()  # (field, source) for defaults we guessed
 
-    def as_dict(self) -> dict:
-        out: dict = dict(self.filter.describe())
-        if self.query_tickets:
-            out["query_tickets"] = list(self.query_tickets)
-        if self.inferred:
-            out["inferred"] = {name: source for name, source in self.inferred}
-        return out
-
 
 def resolve_scope(query: str, explicit: ScopeFilter,
                   default_repository: tuple[str, str] | None = None) -> ResolvedScope:

@@ -11,13 +11,14 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
-from memory.entrypoints import presenters
+from memory.entrypoints import note_presenters, presenters, status_presenters
 from memory.entrypoints.settings import Settings
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _shared_options() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """Options every command takes, and the scope options of search and explain."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--root", help="memory root folder (default: $AI_MEMORY_ROOT)")
     common.add_argument("--state-dir", help="derived state folder (default: ROOT/.ai-memory)")
@@ -32,11 +33,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="active (default), needs-review, superseded, archived or any")
     scoped.add_argument("--path-prefix", dest="path_prefix")
     scoped.add_argument("--limit", type=int, default=8)
+    return common, scoped
 
-    p = argparse.ArgumentParser(prog="ai-memory", description=__doc__)
-    p.add_argument("--version", action="version", version=f"ai-memory {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+def _operation_commands(sub, common, scoped) -> None:
+    """serve, then the operations from search to health (feedback and setup follow)."""
     s = sub.add_parser("serve", parents=[common], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
     s = sub.add_parser("search", parents=[common, scoped], help="search memory, cite evidence")
@@ -58,6 +59,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--mode", default="index", choices=("index", "full"))
     s.add_argument("--force", action="store_true", help="publish even if nothing changed")
     sub.add_parser("health", parents=[common], help="state of index, graph and model")
+
+
+def _parser() -> argparse.ArgumentParser:
+    common, scoped = _shared_options()
+    p = argparse.ArgumentParser(prog="ai-memory", description=__doc__)
+    p.add_argument("--version", action="version", version=f"ai-memory {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _operation_commands(sub, common, scoped)
     s = sub.add_parser("feedback", parents=[common], help="record whether a result helped")
     s.add_argument("query")
     s.add_argument("memory_id")
@@ -126,20 +135,37 @@ def _settings(args, must_exist: bool = True) -> Settings:
 
 
 def _service(args):
-    from memory.application.retrieval import SearchConfig
+    from memory.application.search_config import GatherConfig, SearchConfig
     from memory.entrypoints.container import build
     app = build(_settings(args))
     # A one-shot command has nothing better to do than wait for the model to load.
-    app.use_cases.search_config.override(SearchConfig(semantic_wait_s=120.0))
+    app.use_cases.search_config.override(SearchConfig(gather=GatherConfig(semantic_wait_s=120.0)))
     return app.use_cases.service()
 
 
-def _emit(args, data: dict, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+def _emit(args, result, text: str) -> None:
+    if args.json:
+        from memory.entrypoints.converter import to_json
+        print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
+    else:
+        print(text)
 
 
 def _scope(args) -> dict:
     return {k: getattr(args, k) for k in SCOPE_FLAGS if getattr(args, k, None) is not None}
+
+
+READERS = {
+    "search": (lambda s, a: s.search(a.query, limit=a.limit, **_scope(a)), presenters.packet_text),
+    "explain": (lambda s, a: s.explain(a.query, a.identity, limit=a.limit, **_scope(a)),
+                presenters.explain_text),
+    "get": (lambda s, a: s.get(a.identity, a.start_line, a.end_line), note_presenters.get_text),
+    "neighbors": (lambda s, a: s.neighbors(a.identity, a.depth), note_presenters.neighbors_text),
+    "path": (lambda s, a: s.path(a.source, a.target), note_presenters.path_text),
+    "health": (lambda s, a: s.health(), status_presenters.health_text),
+    "feedback": (lambda s, a: s.feedback(a.query, a.memory_id, a.relevance, a.note),
+                 status_presenters.feedback_text),
+}
 
 
 def _dispatch(args) -> int:
@@ -154,39 +180,16 @@ def _dispatch(args) -> int:
         from memory.entrypoints.eval_command import run_eval
         return run_eval(args, _settings(args))
     service = _service(args)
-    if cmd == "search":
-        packet = service.search(args.query, limit=args.limit, **_scope(args))
-        _emit(args, packet.as_dict(), presenters.packet_text(packet))
-        return 0
-    if cmd == "explain":
-        result = service.explain(args.query, args.identity, limit=args.limit, **_scope(args))
-        _emit(args, result, json.dumps(result, indent=2, ensure_ascii=False))
-        return 0
-    if cmd == "get":
-        doc = service.get(args.identity, args.start_line, args.end_line)
-        _emit(args, doc, presenters.get_text(doc))
-        return 0
-    if cmd == "neighbors":
-        result = service.neighbors(args.identity, args.depth)
-        _emit(args, result, presenters.neighbors_text(result))
-        return 0
-    if cmd == "path":
-        result = service.path(args.source, args.target)
-        _emit(args, result, presenters.path_text(result))
-        return 0
     if cmd == "refresh":
         with _progress() as progress:
             report = service.refresh(args.mode, args.force, progress)
-        _emit(args, report.as_dict(), presenters.refresh_text(report))
+        _emit(args, report, status_presenters.refresh_text(report))
         return 0 if report.ok else 1
-    if cmd == "health":
-        health = service.health()
-        _emit(args, health, presenters.health_text(health))
-        return 0 if health["healthy"] else 1
-    if cmd == "feedback":
-        record = service.feedback(args.query, args.memory_id, args.relevance, args.note)
-        _emit(args, record, f"recorded: {record['relevance']} {record['path']}")
-        return 0
+    if cmd in READERS:
+        call, present = READERS[cmd]
+        result = call(service, args)
+        _emit(args, result, present(result))
+        return 0 if cmd != "health" or result.healthy else 1
     raise InvalidRequest(f"unknown command {cmd}")
 
 

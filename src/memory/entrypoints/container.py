@@ -19,7 +19,8 @@ from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, Jsonl
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
-from memory.application.retrieval import RetrievalEngine, SearchConfig
+from memory.application.retrieval import RetrievalEngine
+from memory.application.search_config import SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV

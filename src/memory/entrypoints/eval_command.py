@@ -79,10 +79,11 @@ def run_eval(args, settings) -> int:
     unknown = signals - {"lexical", "semantic", "graph"}
     if unknown:
         raise InvalidRequest(f"unknown signals {sorted(unknown)}")
+    config = app.use_cases.search_config()
+    app.use_cases.search_config.override(evolve(config, gather=evolve(
+        config.gather, use_lexical="lexical" in signals, use_semantic="semantic" in signals,
+        use_graph="graph" in signals)))
     service = app.use_cases.service()
-    engine = service.engine
-    engine.config = evolve(engine.config, use_lexical="lexical" in signals,
-                           use_semantic="semantic" in signals, use_graph="graph" in signals)
     if "semantic" in signals:
         app.gateways.embedder().warm()
         app.gateways.embedder().wait_ready(300)

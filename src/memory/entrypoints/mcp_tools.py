@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import threading
 import time
@@ -16,13 +15,20 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
-from typing_extensions import TypedDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory.application.requests import (MAX_DEPTH, MAX_LIMIT, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS)
 from memory.domain.cancellation import CancelToken
-from memory.entrypoints import presenters
+from memory.domain.evidence import EvidencePacket
+from memory.domain.explanation import Explanation
+from memory.domain.feedback import FeedbackReceipt
+from memory.domain.health import Health
+from memory.domain.reading import Neighbourhood, NoteRead, RelationPath
+from memory.domain.refresh import RefreshReport
+from memory.entrypoints import note_presenters, presenters, status_presenters
+from memory.entrypoints.converter import to_json
+from memory.entrypoints.output_schema import schema_of
 
 if TYPE_CHECKING:
     from memory.application.service import MemoryService
@@ -70,46 +76,35 @@ FeedbackNote = Annotated[str | None, Field(
     max_length=MAX_NOTE_CHARS, description="Optional short reason, in your own words.")]
 
 
-# -- structured output of memory_search (the evidence packet) -----------------------------
-
-class SignalRanks(TypedDict):
-    lexical: int | None
-    semantic: int | None
-    graph: int | None
+# -- structured output: each tool's result type, its outputSchema derived from it ---------
 
 
-class EvidenceItemOut(TypedDict):
-    memory_id: str
-    path: str
-    title: str
-    heading: str
-    start_line: int
-    end_line: int
-    citation: str
-    text: str
-    score: float
-    signals: SignalRanks
-    status: str
-    reasons: list[str]
+def _returns(result_type: type) -> Any:
+    """A tool's return annotation: a CallToolResult whose structured content is
+    `result_type` as the edge converter writes it, published with that type's schema
+    (the SDK reads the schema from the pydantic model; its content is not re-validated,
+    tests validate it against the schema)."""
+    schema = schema_of(result_type)
+
+    class Output(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        @classmethod
+        def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict[str, Any]:
+            return schema
+
+    Output.__name__ = Output.__qualname__ = f"{result_type.__name__}Output"
+    return Annotated[CallToolResult, Output]
 
 
-class GenerationOut(TypedDict):
-    index: str | None
-    graph: str | None
-
-
-class EvidencePacketOut(TypedDict):
-    query: str
-    scope: dict[str, Any]
-    generation: GenerationOut
-    no_answer: bool
-    items: list[EvidenceItemOut]
-    warnings: list[str]
-    freshness: str
-
-
-Packet = Annotated[CallToolResult, EvidencePacketOut]
-Record = Annotated[CallToolResult, dict[str, Any]]
+Packet = _returns(EvidencePacket)
+Read = _returns(NoteRead)
+Neighbours = _returns(Neighbourhood)
+Path = _returns(RelationPath)
+Explained = _returns(Explanation)
+Refreshed = _returns(RefreshReport)
+Checked = _returns(Health)
+Receipt = _returns(FeedbackReceipt)
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ANNOTATIONS = {
@@ -128,9 +123,11 @@ ANNOTATIONS = {
 }
 
 
-def answer(data: dict, text: str) -> CallToolResult:
-    """Structured content for programs, a short text rendering for the model."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+def answer(result: Any, text: str) -> CallToolResult:
+    """Structured content for programs, a text rendering for the model (which often sees
+    only the text: it carries the same facts)."""
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=to_json(result))
 
 
 class MemoryTools:
@@ -158,34 +155,34 @@ class MemoryTools:
         packet = await self._call(lambda s: s.search(
             query, root_scope=root_scope, repository=repository, project=project, ticket=ticket,
             status=status, path_prefix=path_prefix, limit=limit))
-        return answer(packet.as_dict(), presenters.packet_text(packet))
+        return answer(packet, presenters.packet_text(packet))
 
     async def memory_get(self, identity: Identity, start_line: Line = None,
-                         end_line: Line = None) -> Record:
+                         end_line: Line = None) -> Read:
         """Read a note (or a line range of it) by memory_id, root-relative path or title.
         Lines come numbered so you can cite `path:Lstart-Lend` exactly. At most 2000 lines
         per call: when `truncated` is true, call again with a later start_line."""
         doc = await self._call(lambda s: s.get(identity, start_line, end_line))
-        return answer(doc, presenters.get_text(doc))
+        return answer(doc, note_presenters.get_text(doc))
 
-    async def memory_neighbors(self, identity: Identity, depth: Depth = 1) -> Record:
+    async def memory_neighbors(self, identity: Identity, depth: Depth = 1) -> Neighbours:
         """List what a note is related to in the knowledge graph (links, shared repositories,
         tickets, declared relations), up to `depth` hops. If it reports that no graph exists,
         run memory_refresh with mode 'full' first."""
         result = await self._call(lambda s: s.neighbors(identity, depth))
-        return answer(result, presenters.neighbors_text(result))
+        return answer(result, note_presenters.neighbors_text(result))
 
-    async def memory_path(self, source: Identity, target: Identity) -> Record:
+    async def memory_path(self, source: Identity, target: Identity) -> Path:
         """Show how two notes are related: the shortest relationship path between them in the
         knowledge graph, each hop with its relation and, when known, the line that states it."""
         result = await self._call(lambda s: s.path(source, target))
-        return answer(result, presenters.path_text(result))
+        return answer(result, note_presenters.path_text(result))
 
     async def memory_explain(self, query: Query, identity: Identity | None = None,
                              root_scope: RootScope = None, repository: Repository = None,
                              project: Project = None, ticket: Ticket = None,
                              status: StatusArg = "active", path_prefix: PathPrefix = None,
-                             limit: Limit = 8) -> Record:
+                             limit: Limit = 8) -> Explained:
         """Explain a search: the parsed query (terms, identifiers), the resolved scope, each
         signal's candidates (lexical, semantic, graph) and the fused ranking. Pass `identity`
         to learn why one particular note was or was not returned (outside the scope, filtered
@@ -193,10 +190,10 @@ class MemoryTools:
         result = await self._call(lambda s: s.explain(
             query, identity, root_scope=root_scope, repository=repository, project=project,
             ticket=ticket, status=status, path_prefix=path_prefix, limit=limit))
-        return answer(result, json.dumps(result, ensure_ascii=False))
+        return answer(result, presenters.explain_text(result))
 
     async def memory_refresh(self, ctx: Context, mode: Mode = "index",
-                             force: Force = False) -> Record:
+                             force: Force = False) -> Refreshed:
         """Re-index the memory root so searches see notes that were added, edited or removed
         (by you or anyone). Call it after writing notes. 'index' (default) re-embeds only
         changed notes; 'full' also rebuilds the knowledge graph used by memory_neighbors and
@@ -206,23 +203,23 @@ class MemoryTools:
         relay = _ProgressRelay(ctx)
         report = await relay.run(self._call(
             lambda s: s.refresh(mode, force, relay, relay.cancel)))
-        return answer(report.as_dict(), presenters.refresh_text(report))
+        return answer(report, status_presenters.refresh_text(report))
 
-    async def memory_health(self) -> Record:
+    async def memory_health(self) -> Checked:
         """Check the memory: index and graph generations, notes changed since the last refresh,
         whether semantic search is available (embedding model ready or still loading), a
         retrieval self-check and notes past their review date. Call it when results look
         stale, empty or wrong."""
         health = await self._call(lambda s: s.health())
-        return answer(health, presenters.health_text(health))
+        return answer(health, status_presenters.health_text(health))
 
     async def memory_feedback(self, query: Query, memory_id: Identity, relevance: Relevance,
-                              note: FeedbackNote = None) -> Record:
+                              note: FeedbackNote = None) -> Receipt:
         """Record whether a search result helped: 'relevant' or 'irrelevant' for a memory_id
         that memory_search returned for `query`, or 'missing' for a note that should have been
         returned. Appends to a local log used to tune ranking; no note is changed."""
         record = await self._call(lambda s: s.feedback(query, memory_id, relevance, note))
-        return answer(record, f"recorded: {record['relevance']} {record['path']}")
+        return answer(record, status_presenters.feedback_text(record))
 
 
 def register_tools(server: MCPServer, service: Callable[[], MemoryService]) -> None:

@@ -1,99 +1,99 @@
-"""Plain-text renderings of what the service returns, shared by the CLI and MCP tools."""
+"""Plain-text renderings of search results for the model (MCP text blocks) and the CLI.
+
+Many clients show the model only this text, so it states everything that changes what
+the results mean: the scope and where each filter came from, freshness, no-answer and
+why, warnings, and each item's citation. Every name is escaped (text_safety.shown): a
+title cannot start a line of its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
+from memory.domain.explanation import ExplainedCandidate, Explanation, IdentityExplanation
+from memory.entrypoints.text_safety import shown
 
-from memory.domain.evidence import EvidencePacket
-from memory.domain.refresh import RefreshReport
+SCOPE_ORDER = ("root_scope", "repository", "project", "ticket", "path_prefix", "status")
+
+
+def scope_lines(scope: AppliedScope) -> list[str]:
+    """One `scope:` line per filter applied, saying where an inferred one came from."""
+    out = []
+    for name in SCOPE_ORDER:
+        value = getattr(scope, name)
+        if not value:
+            continue
+        origin = scope.inferred.get(name)
+        out.append(f"scope: {name}={shown(value)}"
+                   + (f" (inferred from {shown(origin)})" if origin else ""))
+    if scope.query_tickets:
+        out.append(f"query tickets: {', '.join(shown(t) for t in scope.query_tickets)} "
+                   "(ranked first, not a filter)")
+    return out
+
+
+def generation_line(generation: Generation) -> str:
+    return f"generation: index {generation.index or 'none'}, graph {generation.graph or 'none'}"
+
+
+def warning_lines(warnings) -> list[str]:
+    return [f"warning: {shown(w)}" for w in warnings]
 
 
 def packet_text(packet: EvidencePacket, snippet_lines: int = 6) -> str:
-    out = []
+    out = [*scope_lines(packet.scope), f"freshness: {packet.freshness}",
+           generation_line(packet.generation)]
     if packet.no_answer:
-        out.append(f"No answer in memory for {packet.query!r}.")
+        out.append(f"no answer: {shown(packet.no_answer_reason or 'nothing relevant enough')}")
+    out += warning_lines(packet.warnings)
     for n, item in enumerate(packet.items, 1):
         inner = item.heading.removeprefix(item.title).removeprefix(" > ")
-        heading = f" > {inner}" if inner else ""
-        out.append(f"{n}. {item.citation}  {item.title}{heading}  [{item.status}]")
-        body = item.text.splitlines()
-        for line in body[:snippet_lines]:
-            out.append(f"     {line}")
+        heading = f" > {shown(inner)}" if inner else ""
+        out.append(f"{n}. {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]")
+        body = item.text.split("\n")
+        out += [f"     {shown(line)}" for line in body[:snippet_lines]]
         if len(body) > snippet_lines:
             out.append(f"     ... ({len(body) - snippet_lines} more lines)")
     if not packet.items and not packet.no_answer:
-        out.append("Nothing found.")
-    for w in packet.warnings:
-        out.append(f"warning: {w}")
+        out.append("nothing found")
     return "\n".join(out)
 
 
-def refresh_text(report: RefreshReport) -> str:
-    out = [f"refresh ({report.mode}): {'ok' if report.ok else 'FAILED'}"]
-    for s in report.stages:
-        line = f"  {s.stage}: {s.outcome}"
-        if s.generation:
-            line += f" -> {s.generation}"
-        if s.stage == "index" and s.outcome == "published":
-            line += (f" (+{s.added} ~{s.changed} -{s.removed}; embedded {s.embedded},"
-                     f" reused {s.reused_vectors}; {s.seconds:.1f}s)")
-        elif s.stage == "graph" and s.outcome == "published":
-            line += f" ({s.seconds:.1f}s)"
-        if s.reason and s.outcome != "published":
-            line += f": {s.reason}"
-        out.append(line)
-    for w in report.warnings:
-        out.append(f"  warning: {w}")
+def explain_text(e: Explanation) -> str:
+    out = [f"explain: {shown(e.query)}", *scope_lines(e.scope), generation_line(e.generation)]
+    if e.no_answer:
+        out.append(f"no answer: {shown(e.no_answer_reason or 'nothing relevant enough')}")
+    out += warning_lines(e.warnings)
+    weights = ", ".join(f"{k} {v:g}" for k, v in e.weights.items())
+    out += [f"query terms: {', '.join(shown(t) for t in e.terms) or '(none)'}; identifiers: "
+            f"{', '.join(shown(i) for i in e.identifiers) or '(none)'}",
+            f"fusion: {e.fusion} ({weights}; rrf_k {e.rrf_k})",
+            f"found: lexical {e.counts.lexical}, semantic {e.counts.semantic}, "
+            f"graph {e.counts.graph}",
+            f"candidates ({len(e.candidates)}):"]
+    out += [line for c in e.candidates for line in _candidate_lines(c)]
+    if e.identity is not None:
+        out.append(_identity_line(e.identity))
     return "\n".join(out)
 
 
-def get_text(doc: Mapping) -> str:
-    out = [f"{doc['path']}  ({doc['memory_id']}, {doc['status']}, sha256 {doc['content_hash'][:12]})"]
-    width = len(str(doc["end_line"]))
-    out += [f"{line['line']:>{width}}  {line['text']}" for line in doc["lines"]]
-    if doc.get("truncated"):
-        out.append("... (truncated; ask for a later start_line)")
-    return "\n".join(out)
+def _candidate_lines(c: ExplainedCandidate) -> list[str]:
+    signals = ", ".join(f"{name} #{s.rank}" for name, s in
+                        (("lexical", c.signals.lexical), ("semantic", c.signals.semantic),
+                         ("graph", c.signals.graph)) if s.rank is not None)
+    returned = "returned" if c.returned else "not returned"
+    lines = [f"{c.rank:>3}. {shown(c.citation)}  {shown(c.memory_id)}  score {c.score:.3f} "
+             f"(fused {c.fused:.3f} + bonus {c.bonus:.3f})  [{returned}]",
+             f"     signals: {signals or 'none'}; status {c.status}"]
+    if c.reasons:
+        lines.append(f"     reasons: {', '.join(shown(r) for r in c.reasons)}")
+    if c.matched_terms:
+        lines.append(f"     matched: {', '.join(shown(t) for t in c.matched_terms)}")
+    return lines
 
 
-def neighbors_text(result: Mapping) -> str:
-    out = [f"neighbors of {result['path']} (depth {result['depth']}):"]
-    for n in result["neighbors"]:
-        rel = " -> ".join(f"{v['relation']}" for v in n["via"])
-        where = n["path"] or n["node"]
-        out.append(f"  [{n['depth']}] {n['kind']:<10} {where}  via {rel}")
-    if not result["neighbors"]:
-        out.append("  (none)")
-    return "\n".join(out)
-
-
-def path_text(result: Mapping) -> str:
-    src, dst = result["source"]["path"], result["target"]["path"]
-    if not result["connected"]:
-        return f"no relationship path between {src} and {dst}"
-    out = [f"path {src} -> {dst} ({result['path']['length']} hops):"]
-    for hop in result["path"]["hops"]:
-        where = f" at {hop['source_path']}" + (f":L{hop['source_line']}" if hop.get("source_line") else "") \
-            if hop.get("source_path") else ""
-        out.append(f"  {hop['source']} --{hop['relation']}--> {hop['target']}{where}")
-    return "\n".join(out)
-
-
-def health_text(h: Mapping) -> str:
-    idx, graph, emb = h["index"], h["graph"], h["embedder"]
-    changed = idx.get("files_changed_since", {})
-    out = [
-        f"{'healthy' if h['healthy'] else 'UNHEALTHY'}: {h['root']}",
-        f"  index: {idx.get('id')} ({idx.get('notes', 0)} notes, {idx.get('chunks', 0)} chunks, "
-        f"{idx.get('vectors', 0)} vectors); changed since: +{changed.get('added', 0)} "
-        f"~{changed.get('modified', 0)} -{changed.get('removed', 0)}"
-        + ("; older than the newest note edit" if idx.get("older_than_sources") else ""),
-        f"  graph: {graph.get('id')} ({graph.get('nodes', 0)} nodes, {graph.get('edges', 0)} edges)",
-        f"  embedder: {emb['model_id']} [{emb['state']}]",
-        f"  self-check: {h['self_check'].get('detail')}",
-    ]
-    for p in [*idx.get("problems", []), *graph.get("problems", [])]:
-        out.append(f"  problem: {p}")
-    for w in h.get("warnings", []):
-        out.append(f"  warning: {w}")
-    return "\n".join(out)
+def _identity_line(i: IdentityExplanation) -> str:
+    where = f" ({shown(i.path)}, best rank {i.best_rank})" if i.best_rank else \
+        f" ({shown(i.path)})" if i.path else ""
+    state = "returned" if i.returned else "not found" if not i.found else "not returned"
+    why = "" if i.why == state else f": {shown(i.why)}"
+    return f"identity {shown(i.name)}: {state}{where}{why}"

@@ -5,19 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from attrs import frozen
-
+from memory.domain.candidates import Hit
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
 
-
-@frozen
-class Hit:
-    """One chunk a provider found, with that provider's raw score (higher is better)."""
-
-    chunk: Chunk
-    note: Note
-    score: float
+__all__ = ["ChunkStore", "Hit"]
 
 
 @runtime_checkable

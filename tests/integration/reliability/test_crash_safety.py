@@ -76,9 +76,9 @@ def assert_serving(root: LiveRoot, service, query: str) -> None:
     assert packet.generation.index == root.index_pointer()["id"]
     assert packet.items, packet
     health = service.health()
-    assert health["index"]["problems"] == [], health["index"]
-    assert health["graph"]["problems"] == [], health["graph"]
-    assert health["self_check"]["ok"], health["self_check"]
+    assert health.index.problems == (), health.index
+    assert health.graph.problems == (), health.graph
+    assert health.self_check.ok, health.self_check
 
 
 @pytest.mark.slow

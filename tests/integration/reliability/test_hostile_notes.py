@@ -141,14 +141,14 @@ def test_hostile_notes_are_named_in_warnings_and_everything_else_is_indexed(
         assert any(i.path == rel for i in packet.items), (rel, token, packet.warnings)
         got, took = timed(lambda: service.get(rel, start_line=1, end_line=50))
         slowest = max(slowest, took)
-        assert got["lines"], rel
+        assert got.lines, rel
     assert "final version" in "\n".join(
-        line["text"] for line in service.get("Repos/app/Notes/Changing.md")["lines"])
+        line.text for line in service.get("Repos/app/Notes/Changing.md").lines)
     standups = service.search("what will you do today anything blocking", limit=50)
     assert {i.path for i in standups.items} <= {p for p in HOSTILE if "Standup" in p}
     health, took = timed(service.health)
     slowest = max(slowest, took)
-    assert not health["index"]["problems"], health["index"]
+    assert not health.index.problems, health.index
     figures = {"files": len(ORDINARY) + len(HOSTILE) + 3, "refresh_s": round(seconds, 1),
                "peak_rss_mb": round(rss), "slowest_call_s": round(slowest, 2),
                "skipped_with_warning": len(SKIPPED)}

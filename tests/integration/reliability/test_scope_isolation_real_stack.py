@@ -37,10 +37,11 @@ def test_no_result_falls_outside_the_requested_scope_on_the_real_stack(
     SEEN["notes"] += len(notes)
     for query, flt in cases:
         packet = service.search(query, limit=50, **flt)
-        outside = [i.path for i in packet.items if not admitted(by_id[i.memory_id], packet.scope)]
+        scope = packet.scope.filters
+        outside = [i.path for i in packet.items if not admitted(by_id[i.memory_id], scope)]
         explained = service.explain(query, limit=50, **flt)
-        outside += [c["path"] for c in explained["candidates"]
-                    if not admitted(by_id[c["memory_id"]], packet.scope)]
+        outside += [c.path for c in explained.candidates
+                    if not admitted(by_id[c.memory_id], scope)]
         SEEN["searches"] += 2
-        SEEN["results checked"] += len(packet.items) + len(explained["candidates"])
+        SEEN["results checked"] += len(packet.items) + len(explained.candidates)
         assert outside == [], (query, flt, packet.scope)

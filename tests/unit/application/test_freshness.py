@@ -460,5 +460,5 @@ def test_the_graph_follows_notes_moved_under_the_watcher():
     f.world.source.put(make_doc("Archive/D1.md", "\n".join(moved.lines)))
     f.feed.emit(["Decisions/D1.md", "Archive/D1.md"])
     assert wait_until(lambda: f.indexer.graph_lag().behind == 0)
-    assert f.service.neighbors("archive/d1")["graph_generation"] == f.world.graph.current().id
+    assert f.service.neighbors("archive/d1").graph_generation == f.world.graph.current().id
     f.policy.stop()

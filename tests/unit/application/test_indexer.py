@@ -7,6 +7,7 @@ from builders import World, edit, make_doc
 
 from memory.adapters.inmemory import DeterministicEmbedder
 from memory.domain.errors import InvalidRequest
+from memory.domain.reading import NoteLine
 
 
 def docs():
@@ -72,7 +73,7 @@ def test_a_change_of_model_warns_searches_then_reembeds_everything():
     warned = w.service.search("decision").warnings
     assert any("vectors come from deterministic-hash-64 and queries are embedded by "
                "deterministic-hash-64+int8" in x for x in warned), warned
-    assert any("deterministic-hash-64+int8" in x for x in w.service.health()["warnings"])
+    assert any("deterministic-hash-64+int8" in x for x in w.service.health().warnings)
     before = embedder.embedded
     report = w.refresh("index")
     stage = report.stage("index")
@@ -163,13 +164,13 @@ def test_feedback_and_health_and_get():
     w = World(docs())
     w.refresh("full")
     rec = w.service.feedback("topic2", "decisions/d2", "relevant", "spot on")
-    assert rec["recorded"] and w.feedback.records[0]["generation"]["index"]
+    assert rec.recorded and w.feedback.records[0]["generation"]["index"]
     with pytest.raises(InvalidRequest):
         w.service.feedback("topic2", "decisions/d2", "meh")
     health = w.service.health()
-    assert health["healthy"] and health["self_check"]["ok"]
+    assert health.healthy and health.self_check.ok
     got = w.service.get("Decisions/D2.md", start_line=3, end_line=3)
-    assert got["lines"] == [{"line": 3, "text": "Decision number 2 about topic2."}]
+    assert got.lines == (NoteLine(line=3, text="Decision number 2 about topic2."),)
     with pytest.raises(InvalidRequest):
         w.service.get("../../etc/passwd")
 

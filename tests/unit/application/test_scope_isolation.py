@@ -44,7 +44,7 @@ def world_of(notes: list[Spec], default_repository: str | None) -> World:
 def leaks(world: World, notes: list[Spec], query: str, flt: dict) -> list[str]:
     by_id = {s.memory_id: s for s in notes}
     packet = world.service.search(query, limit=50, **flt)
-    scope = packet.scope
+    scope = packet.scope.filters
     for name in ("repository", "project", "ticket", "root_scope", "status"):
         if flt.get(name) and name != "status":  # an explicit filter is never dropped
             assert scope.get(name), (name, scope)
@@ -52,9 +52,9 @@ def leaks(world: World, notes: list[Spec], query: str, flt: dict) -> list[str]:
            if not admitted(by_id[i.memory_id], scope)]
     explained = world.service.explain(query, limit=50, **flt)
     SEEN["searches"] += 2
-    SEEN["results checked"] += len(packet.items) + len(explained["candidates"])
-    out += [f"ranked {c['path']} outside {scope}" for c in explained["candidates"]
-            if not admitted(by_id[c["memory_id"]], scope)]
+    SEEN["results checked"] += len(packet.items) + len(explained.candidates)
+    out += [f"ranked {c.path} outside {scope}" for c in explained.candidates
+            if not admitted(by_id[c.memory_id], scope)]
     return out
 
 

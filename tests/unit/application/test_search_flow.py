@@ -4,8 +4,11 @@ import pytest
 
 from builders import World, make_doc
 
-from memory.application.retrieval import SearchConfig
+from memory.application.search_config import GatherConfig, SearchConfig
+from memory.domain.citing import ContextConfig
 from memory.domain.errors import InvalidRequest
+from memory.domain.fusion import FusionConfig
+from memory.domain.selection import SelectConfig
 
 
 def corpus():
@@ -35,7 +38,7 @@ def corpus():
 def world():
     w = World(corpus())
     report = w.refresh("full")
-    assert report.ok, report.as_dict()
+    assert report.ok, report
     return w
 
 
@@ -59,7 +62,7 @@ def test_scope_limit_is_filled_from_inside_the_scope(world):
 
 def test_ticket_id_in_query_is_resolved_and_ranks_the_ticket_first(world):
     packet = world.service.search("what did we decide for ALPHA-142 about backoff")
-    assert packet.scope["query_tickets"] == ["ALPHA-142"]
+    assert packet.scope.query_tickets == ("ALPHA-142",)
     assert paths(packet)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
     assert any(r.startswith("ticket:") for r in packet.items[0].reasons)
 
@@ -68,19 +71,19 @@ def test_ticket_id_in_query_is_resolved_and_ranks_the_ticket_first(world):
 def test_bonus_points_weigh_the_same_under_either_fusion(fusion):
     """A ticket named in the query wins over a note that leads the lexical list on another
     word ("alpha"): bonus points are scaled to what leading a list is worth."""
-    w = World(corpus(), config=SearchConfig(fusion=fusion))
+    w = World(corpus(), config=SearchConfig(fusion=FusionConfig(method=fusion)))
     w.refresh("full")
     packet = w.service.search("what did we decide for ALPHA-142 about backoff")
     assert paths(packet)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
     first, second = packet.items[0], packet.items[1]
     assert {"identifier:ALPHA-142", "ticket:ALPHA-142"} <= set(first.reasons)
     assert first.score > second.score
-    assert w.service.explain("ALPHA-142")["fusion"] == fusion
+    assert w.service.explain("ALPHA-142").fusion == fusion
 
 
 def test_an_unknown_fusion_is_refused():
-    with pytest.raises(ValueError, match="fusion"):
-        SearchConfig(fusion="max")
+    with pytest.raises(ValueError, match="method"):
+        FusionConfig(method="max")
 
 
 def test_explicit_ticket_filter_admits_only_that_ticket(world):
@@ -124,7 +127,7 @@ def test_evidence_spans_point_exactly_at_the_cited_text(world):
 def test_rrf_order_combines_lists():
     docs = [make_doc(f"Decisions/N{i}.md", f"# N{i}\n\nalpha bravo {'charlie ' * i}\n")
             for i in range(1, 5)]
-    w = World(docs, config=SearchConfig(use_semantic=False, use_graph=False))
+    w = World(docs, config=SearchConfig(gather=GatherConfig(use_semantic=False, use_graph=False)))
     w.refresh("index")
     packet = w.service.search("charlie")
     scores = [i.score for i in packet.items]
@@ -135,7 +138,7 @@ def test_rrf_order_combines_lists():
 def test_dedup_gives_one_item_per_note_first():
     body = "# Big\n\n" + "\n".join(f"zebra fact number {i}" for i in range(40))
     docs = [make_doc("Decisions/Big.md", body), make_doc("Decisions/Small.md", "# Small\n\nzebra\n")]
-    w = World(docs, config=SearchConfig(diversify=True))
+    w = World(docs, config=SearchConfig(select=SelectConfig(diversify=True)))
     w.refresh("index")
     packet = w.service.search("zebra fact", limit=2)
     assert sorted(paths(packet)) == ["Decisions/Big.md", "Decisions/Small.md"]
@@ -149,13 +152,14 @@ def test_dedup_gives_one_item_per_note_first():
 def test_context_budget_is_respected():
     body = "# Notes\n\n" + "\n".join(f"line {i} " + "word " * 30 for i in range(60))
     w = World([make_doc("Decisions/Long.md", body, window=2, overlap=0)],
-              config=SearchConfig(budget_chars=400, max_item_lines=50))
+              config=SearchConfig(context=ContextConfig(budget_chars=400, max_item_lines=50)))
     w.refresh("index")
     packet = w.service.search("line 30 word")
     item = packet.items[0]
     assert item.end_line - item.start_line + 1 <= 2  # no room to expand past the chunk
     roomy = World([make_doc("Decisions/Long.md", body, window=2, overlap=0)],
-                  config=SearchConfig(budget_chars=100_000, max_item_lines=12))
+                  config=SearchConfig(context=ContextConfig(budget_chars=100_000,
+                                                            max_item_lines=12)))
     roomy.refresh("index")
     wide = roomy.service.search("line 30 word").items[0]
     assert wide.end_line - wide.start_line + 1 == 12
@@ -178,10 +182,10 @@ def test_default_repository_is_inferred_but_explicit_wins():
     w = World(corpus(), default_repository=lambda: ("alpha", "git remote"))
     w.refresh("full")
     packet = w.service.search("retry payment webhook budget backoff")
-    assert packet.scope["repository"] == "alpha"
-    assert packet.scope["inferred"] == {"repository": "git remote"}
+    assert packet.scope.repository == "alpha"
+    assert packet.scope.inferred == {"repository": "git remote"}
     assert "Repos/beta/Notes/Retry.md" not in paths(packet)
     assert "Decisions/Logging.md" in paths(w.service.search("log JSON lines stdout"))
     explicit = w.service.search("retry payment webhook budget backoff", repository="beta")
     assert paths(explicit)[0] == "Repos/beta/Notes/Retry.md"
-    assert "inferred" not in explicit.scope
+    assert explicit.scope.inferred == {}

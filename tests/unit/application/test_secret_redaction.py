@@ -166,14 +166,14 @@ def test_no_evidence_and_no_read_returns_a_secret(root, extra):
                 continue
             got = world.service.get(f"note-{i}", start_line=start)
             SEEN["reads checked"] += 1
-            text = "\n".join(line["text"] for line in got["lines"])
+            text = "\n".join(line.text for line in got.lines)
             assert not leaked(text, values), (path, start)
-            assert not leaked(repr(got["front_matter"]), values)
-    listed = {entry["path"]: entry for entry in world.service.health()["notes_with_secrets"]}
+            assert not leaked(repr(got.front_matter), values)
+    listed = {entry.path: entry for entry in world.service.health().notes_with_secrets}
     holding = {path: at for path, _, secrets, at in root if secrets}
     assert set(listed) == set(holding)
     for path, at in holding.items():
-        assert at[0] in listed[path]["lines"], (path, at, listed[path])
+        assert at[0] in listed[path].lines, (path, at, listed[path])
 
 
 HOSTILE_UNITS = ["a", "a-", "a.", "a1", "AKIA", "x:", "@", "a://b:", "sk-", "bearer ", "token=",

@@ -94,7 +94,7 @@ def test_the_inferred_repository_scopes_a_search_and_shows_where_it_came_from():
     w.service.engine = engine
     packet = w.service.search("deploy")
     assert {i.path for i in packet.items} == {"Repos/alpha/Notes/Deploy.md"}
-    assert packet.scope["inferred"] == {"repository": "cwd:/src/alpha (git-remote:origin)"}
+    assert packet.scope.inferred == {"repository": "cwd:/src/alpha (git-remote:origin)"}
     explicit = w.service.search("deploy", repository="beta")
     assert {i.path for i in explicit.items} == {"Repos/beta/Notes/Deploy.md"}
-    assert "inferred" not in explicit.scope
+    assert explicit.scope.inferred == {}

@@ -7,6 +7,7 @@ import pytest
 
 from builders import World, make_doc
 
+from memory.domain.health import SecretNote
 from memory.domain.secrets import (contains_secret, find_secrets, redact_data, redact_lines,
                                    redact_text, secret_kind_under_name)
 
@@ -185,7 +186,8 @@ def test_search_and_get_redact_and_health_lists_the_note():
     item = w.service.search("connect staging deploy account").items[0]
     assert "s3cretpass" not in item.text and "[REDACTED:url-password]" in item.text
     got = w.service.get("Repos/alpha/Notes/Staging.md")
-    assert got["redacted_lines"] == [4]
-    assert all("s3cretpass" not in line["text"] for line in got["lines"])
-    listed = w.service.health()["notes_with_secrets"]
-    assert listed == [{"path": "Repos/alpha/Notes/Staging.md", "lines": [4], "kinds": ["url-password"]}]
+    assert got.redacted_lines == (4,)
+    assert all("s3cretpass" not in line.text for line in got.lines)
+    listed = w.service.health().notes_with_secrets
+    assert listed == (SecretNote(path="Repos/alpha/Notes/Staging.md", lines=(4,),
+                                 kinds=("url-password",)),)

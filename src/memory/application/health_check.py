@@ -1,0 +1,127 @@
+"""memory_health's answer: generations, changes since the index, model state, self-check."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
+                                  IndexHealth, SecretNote, SelfCheck)
+from memory.domain.refresh import diff_scan
+from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.domain.secrets import redact_lines, redact_text
+from memory.ports.chunk_store import ChunkStore
+from memory.ports.clock import Clock
+from memory.ports.embedder import Embedder
+from memory.ports.graph_generations import GraphGenerations
+from memory.ports.graph_provider import GraphProvider
+from memory.ports.index_generations import IndexGenerations
+from memory.ports.journal import FeedbackLog, RefreshHistory
+from memory.ports.note_source import NoteSource
+
+STALE_INDEX = ("the index is older than the newest Markdown change: run memory_refresh "
+               "(a running `ai-memory serve` does it by itself)")
+
+
+class HealthCheck:
+    """Reads every store's state for memory_health; judges nothing it cannot see."""
+
+    def __init__(self, *, source: NoteSource, chunks: ChunkStore, index: IndexGenerations,
+                 graph: GraphProvider | None, graphs: GraphGenerations | None,
+                 embedder: Embedder, feedback: FeedbackLog, history: RefreshHistory,
+                 clock: Clock):
+        self._source, self._chunks, self._index = source, chunks, index
+        self._graph, self._graphs, self._embedder = graph, graphs, embedder
+        self._feedback, self._history, self._clock = feedback, history, clock
+
+    def health(self, warnings: list[str]) -> Health:
+        index = self._index_health()
+        if index.older_than_sources:
+            warnings.append(STALE_INDEX)
+        state = self._embedder.state()
+        self_check = self._self_check()
+        return Health(
+            healthy=index.generation is not None and not index.problems and self_check.ok,
+            root=self._source.root, index=index, graph=self._graph_health(),
+            embedder=EmbedderHealth(model_id=self._embedder.model_id,
+                                    dimension=self._embedder.dimension, state=state,
+                                    semantic_search=state == "ready"),
+            last_refresh=_plain(self._history.last()),
+            feedback_records=self._feedback.count(), self_check=self_check,
+            notes_past_review=self._past_review(), notes_with_secrets=self._secrets(),
+            warnings=tuple(warnings))
+
+    def _index_health(self) -> IndexHealth:
+        current = self._index.current()
+        problems = list(self._index.check_current())
+        if current is None:
+            problems.append("no index generation: run memory_refresh")
+        scan = self._source.scan()
+        diff = diff_scan(current.manifest if current else {}, scan.files)
+        newest = max((f.mtime_ns for f in scan.files.values()), default=None)
+        return IndexHealth(
+            generation=current, problems=tuple(problems),
+            files_changed_since=ChangedFiles(
+                added=len(diff.added), removed=len(diff.removed), modified=len(diff.suspect),
+                examples=(*diff.added, *diff.suspect, *diff.removed)[:5]),
+            newest_source_change=_iso(newest),
+            older_than_sources=current is not None and _older_than(current.created, newest))
+
+    def _graph_health(self) -> GraphHealth:
+        problems = list(self._graphs.check_current()) if self._graphs else []
+        if self._graph is not None:
+            problems += [p for p in self._graph.problems() if p not in problems]
+        current = self._graph.current() if self._graph else None
+        return GraphHealth(generation=current, problems=tuple(problems))
+
+    def _self_check(self) -> SelfCheck:
+        notes = self._chunks.notes()
+        if not notes:
+            return SelfCheck(ok=False, detail="the index holds no notes")
+        note = notes[len(notes) // 2]
+        chunk = next((c for c in self._chunks.chunks_of(note.memory_id) if c.text.strip()), None)
+        if chunk is None:
+            return SelfCheck(ok=True, detail=f"{note.path} has no text to probe")
+        probe = " ".join(chunk.text.split()[:12])
+        hits = self._chunks.search(probe, ScopeFilter(status=StatusFilter.ANY), 20)
+        ok = any(h.note.memory_id == note.memory_id for h in hits)
+        return SelfCheck(ok=ok, probe=redact_text(probe[:80]), expected=note.path,
+                         detail="found" if ok else "the probe did not find its own note")
+
+    def _past_review(self) -> tuple[str, ...]:
+        today = self._clock.now_iso()[:10]
+        return tuple(n.path for n in self._chunks.notes()
+                     if n.review_after and n.review_after[:10] < today)[:50]
+
+    def _secrets(self) -> tuple[SecretNote, ...]:
+        """Notes holding secret-shaped text, so a person can clean them (values not shown)."""
+        found = []
+        for note in self._chunks.notes(ScopeFilter(status=StatusFilter.ANY)):
+            _, findings = redact_lines(self._chunks.lines(note.memory_id))
+            if findings:
+                found.append(SecretNote(path=note.path,
+                                        lines=tuple(sorted({f.line for f in findings}))[:20],
+                                        kinds=tuple(sorted({f.kind for f in findings}))))
+        return tuple(found)
+
+
+def _plain(record) -> dict | None:
+    return dict(record) if record is not None else None
+
+
+def _iso(mtime_ns: int | None) -> str | None:
+    if not mtime_ns:
+        return None
+    return datetime.fromtimestamp(mtime_ns / 1e9, timezone.utc).isoformat(timespec="seconds")
+
+
+def _older_than(created: str, newest_mtime_ns: int | None) -> bool:
+    """True when a source file changed at least a second after the generation was created."""
+    if not newest_mtime_ns or not created:
+        return False
+    try:
+        made = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if made.tzinfo is None:
+        made = made.replace(tzinfo=timezone.utc)
+    return newest_mtime_ns / 1e9 >= made.timestamp() + 1.0  # created is kept to the second

@@ -1,0 +1,47 @@
+"""SearchConfig: the search steps in order, each with its own small frozen configuration."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from memory.domain.citing import ContextConfig, LineFocus
+from memory.domain.fusion import FusionConfig
+from memory.domain.linked_notes import HopConfig
+from memory.domain.no_answer import NoAnswerPolicy
+from memory.domain.ranking import RerankPolicy
+from memory.domain.selection import SelectConfig
+
+
+@frozen(kw_only=True)
+class GatherConfig:
+    """What the engine asks the stores for: list depths and which signals run at all."""
+
+    lexical_depth: int = 50
+    semantic_depth: int = 50
+    graph_depth: int = 20
+    graph_seeds: int = 5
+    # A related note counts only if its proximity is this many times the median proximity
+    # of what the graph returned (see candidates.standing_out).
+    graph_contrast: float = 2.0
+    semantic_wait_s: float = 2.0  # how long a search waits for the model to load
+    use_lexical: bool = True
+    use_semantic: bool = True
+    use_graph: bool = True
+
+
+@frozen(kw_only=True)
+class SearchConfig:
+    """Gather, then fuse, rerank, hop, no-answer, select, focus, expand (and always redact).
+
+    Defaults are measured on the eval sets (docs/benchmarks.md). A step set to None is
+    skipped (hop, focus); any step may be replaced by a value with the same method.
+    """
+
+    gather: GatherConfig = GatherConfig()
+    fusion: FusionConfig = FusionConfig()
+    rerank: RerankPolicy = RerankPolicy()
+    hop: HopConfig | None = HopConfig()
+    no_answer: NoAnswerPolicy = NoAnswerPolicy()
+    select: SelectConfig = SelectConfig()
+    focus: LineFocus | None = LineFocus()
+    context: ContextConfig = ContextConfig()

@@ -1,0 +1,74 @@
+"""What memory_health answers: generations, changes since, model state and self-check."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from memory.domain.refresh import GenerationInfo
+
+
+@frozen(kw_only=True)
+class ChangedFiles:
+    """Markdown files that differ from the index's manifest (by stat)."""
+
+    added: int = 0
+    removed: int = 0
+    modified: int = 0
+    examples: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class IndexHealth:
+    generation: GenerationInfo | None  # None: no index published yet
+    files_changed_since: ChangedFiles
+    problems: tuple[str, ...] = ()
+    newest_source_change: str | None = None  # ISO time of the newest Markdown edit
+    older_than_sources: bool = False
+
+
+@frozen(kw_only=True)
+class GraphHealth:
+    generation: GenerationInfo | None  # None: no graph published yet
+    problems: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class EmbedderHealth:
+    model_id: str
+    dimension: int
+    state: str  # not-loaded | loading | ready | failed: <reason>
+    semantic_search: bool
+
+
+@frozen(kw_only=True)
+class SelfCheck:
+    """A search for a few words of one indexed note must find that note."""
+
+    ok: bool
+    detail: str
+    probe: str | None = None
+    expected: str | None = None
+
+
+@frozen(kw_only=True)
+class SecretNote:
+    """A note holding secret-shaped text (the values are never shown)."""
+
+    path: str
+    lines: tuple[int, ...]
+    kinds: tuple[str, ...]
+
+
+@frozen(kw_only=True)
+class Health:
+    healthy: bool
+    root: str
+    index: IndexHealth
+    graph: GraphHealth
+    embedder: EmbedderHealth
+    last_refresh: dict | None
+    feedback_records: int
+    self_check: SelfCheck
+    notes_past_review: tuple[str, ...] = ()
+    notes_with_secrets: tuple[SecretNote, ...] = ()
+    warnings: tuple[str, ...] = ()

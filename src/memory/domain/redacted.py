@@ -1,0 +1,29 @@
+"""Typed results with every string passed through the secret detector, as it would read."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from attrs import evolve, fields, has
+
+from memory.domain.secrets import redact_data
+
+T = TypeVar("T")
+
+
+def redacted(value: T, name: str = "") -> T:
+    """`value` with secret-shaped strings replaced by markers, at any depth.
+
+    A string is judged alone and under the name of the field or key holding it
+    (`password: hunter22`); numbers, booleans and enums keep their type.
+    """
+    if type(value) is str:
+        return redact_data(value, name)
+    if has(type(value)):
+        return evolve(value, **{f.name: redacted(getattr(value, f.name), f.name)
+                                for f in fields(type(value)) if f.init})
+    if isinstance(value, tuple):
+        return tuple(redacted(item, name) for item in value)  # type: ignore[return-value]
+    if isinstance(value, (dict, list)):
+        return redact_data(value, name)
+    return value

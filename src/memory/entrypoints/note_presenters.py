@@ -1,0 +1,55 @@
+"""Plain-text renderings of a note read and of graph answers (neighbours, paths)."""
+
+from __future__ import annotations
+
+from memory.domain.graph import Relation
+from memory.domain.reading import Neighbourhood, NoteRead, RelationPath
+from memory.entrypoints.presenters import warning_lines
+from memory.entrypoints.text_safety import shown
+
+
+def get_text(doc: NoteRead) -> str:
+    out = [f"note: {shown(doc.path)} (memory_id {shown(doc.memory_id)}, {doc.status}, "
+           f"sha256 {doc.content_hash[:12]})",
+           f"title: {shown(doc.title)}",
+           f"lines: {doc.start_line}-{doc.end_line} of {doc.line_count}"
+           + ("; truncated: ask again with a later start_line" if doc.truncated else "")]
+    if doc.redacted_lines:
+        out.append(f"redacted lines: {', '.join(map(str, doc.redacted_lines))}")
+    out += warning_lines(doc.warnings)
+    width = len(str(doc.end_line))
+    out += [f"{line.line:>{width}}  {shown(line.text)}" for line in doc.lines]
+    return "\n".join(out)
+
+
+def _where(relation: Relation) -> str:
+    """ at path:Lline, where the relation is written (when the graph knows it)."""
+    if not relation.source_path:
+        return ""
+    line = f":L{relation.source_line}" if relation.source_line else ""
+    return f" at {shown(relation.source_path)}{line}"
+
+
+def neighbors_text(result: Neighbourhood) -> str:
+    out = [f"neighbors of {shown(result.path)} (memory_id {shown(result.memory_id)}), "
+           f"depth {result.depth}, graph {result.graph_generation or 'none'}:"]
+    for n in result.neighbors:
+        where = shown(n.path or n.node)
+        out.append(f"  [{n.depth}] {shown(n.kind):<10} {where}  via "
+                   + " -> ".join(f"{shown(v.relation)}{_where(v)}" for v in n.via))
+    if not result.neighbors:
+        out.append("  (none)")
+    return "\n".join(out)
+
+
+def path_text(result: RelationPath) -> str:
+    src, dst = shown(result.source.path), shown(result.target.path)
+    if result.path is None:
+        return (f"no relationship path between {src} and {dst} "
+                f"(graph {result.graph_generation or 'none'})")
+    out = [f"path {src} -> {dst} ({result.path.length} hops, "
+           f"graph {result.graph_generation or 'none'}):"]
+    for hop in result.path.hops:
+        out.append(f"  {shown(hop.source)} --{shown(hop.relation)}--> {shown(hop.target)}"
+                   f"{_where(hop)}")
+    return "\n".join(out)

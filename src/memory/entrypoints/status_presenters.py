@@ -1,0 +1,63 @@
+"""Plain-text renderings of a refresh report, the health check and a feedback receipt."""
+
+from __future__ import annotations
+
+from memory.domain.feedback import FeedbackReceipt
+from memory.domain.health import Health
+from memory.domain.refresh import GenerationInfo, RefreshReport
+from memory.entrypoints.presenters import generation_line, warning_lines
+from memory.entrypoints.text_safety import shown
+
+
+def refresh_text(report: RefreshReport) -> str:
+    out = [f"refresh ({report.mode}): {'ok' if report.ok else 'FAILED'}"]
+    out += [f"{name} generation: {gen}" for name, gen in
+            (("index", report.index_generation), ("graph", report.graph_generation)) if gen]
+    for s in report.stages:
+        line = f"  {s.stage}: {s.outcome}"
+        if s.generation:
+            line += f" -> {s.generation}"
+        if s.stage == "index" and s.outcome == "published":
+            line += (f" (+{s.added} ~{s.changed} -{s.removed}; embedded {s.embedded},"
+                     f" reused {s.reused_vectors}; {s.seconds:.1f}s)")
+        elif s.stage == "graph" and s.outcome == "published":
+            line += f" ({s.seconds:.1f}s)"
+        if s.reason and s.outcome != "published":
+            line += f": {shown(s.reason)}"
+        out.append(line)
+    out += warning_lines(report.warnings)
+    return "\n".join(out)
+
+
+def _generation(info: GenerationInfo | None, counts: str) -> str:
+    return "none" if info is None else f"{info.id} ({counts})"
+
+
+def health_text(h: Health) -> str:
+    idx, graph, emb = h.index, h.graph, h.embedder
+    changed = idx.files_changed_since
+    index = idx.generation
+    out = [
+        f"{'healthy' if h.healthy else 'UNHEALTHY'}: {shown(h.root)}",
+        "index: " + _generation(index, index and f"{index.notes} notes, {index.chunks} chunks, "
+                                               f"{index.vectors} vectors")
+        + f"; changed since: +{changed.added} ~{changed.modified} -{changed.removed}"
+        + ("; older than the newest note edit" if idx.older_than_sources else ""),
+        "graph: " + _generation(graph.generation, graph.generation and
+                                f"{graph.generation.nodes} nodes, {graph.generation.edges} edges"),
+        f"embedder: {shown(emb.model_id)} [{shown(emb.state)}]; semantic search "
+        f"{'on' if emb.semantic_search else 'off'}",
+        f"self-check: {'ok' if h.self_check.ok else 'FAILED'}: {shown(h.self_check.detail)}",
+    ]
+    out += [f"problem: {shown(p)}" for p in (*idx.problems, *graph.problems)]
+    if h.notes_past_review:
+        out.append(f"notes past review: {len(h.notes_past_review)}")
+    out += [f"secret-shaped text: {shown(n.path)} lines {', '.join(map(str, n.lines))} "
+            f"({', '.join(n.kinds)})" for n in h.notes_with_secrets]
+    out += warning_lines(h.warnings)
+    return "\n".join(out)
+
+
+def feedback_text(r: FeedbackReceipt) -> str:
+    return (f"recorded: {r.relevance} {shown(r.path)} (memory_id {shown(r.memory_id)}) for "
+            f"query {shown(r.query)}\n" + generation_line(r.generation))

@@ -1,0 +1,102 @@
+"""The search as gather -> steps: steps swapped or dropped by configuration, no state kept."""
+
+from attrs import evolve, frozen
+from builders import World, make_doc
+
+from memory.application.requests import SearchRequest
+from memory.application.search_config import SearchConfig
+from memory.domain.context import Span
+from memory.domain.evidence import Generation
+
+
+def corpus():
+    return [
+        make_doc("Repos/api/Notes/Retry.md",
+                 "# Retry policy\n\nThe client retries the payment webhook three times.\n"
+                 "Backoff doubles each time.\nThe payment webhook limit is in [[Timeouts]].\n",
+                 memory_id="retry"),
+        make_doc("Repos/api/Notes/Timeouts.md",
+                 "# Timeouts\n\nThe gateway cuts calls after 30 seconds.\n",
+                 memory_id="timeouts", title="Timeouts"),
+        make_doc("Repos/api/Notes/Log.md", "# Log\n\n" + "\n".join(
+            f"Entry {n}: the {word} job finished." for n, word in enumerate(
+                ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"), 1)) + "\n",
+                 memory_id="log"),
+    ]
+
+
+def world(config: SearchConfig | None = None) -> World:
+    w = World(corpus(), config=config)
+    assert w.refresh("full").ok
+    return w
+
+
+def reasons(packet) -> set[str]:
+    return {r for item in packet.items for r in item.reasons}
+
+
+def test_dropping_the_hop_step_stops_lifting_linked_notes():
+    query = "payment webhook retries backoff"
+    assert "linked-from:retry" in reasons(world().service.search(query))
+    dropped = world(evolve(SearchConfig(), hop=None)).service.search(query)
+    assert not any(r.startswith("linked-from:") for r in reasons(dropped))
+
+
+def one_line_items(**steps) -> SearchConfig:
+    base = SearchConfig()
+    return evolve(base, context=evolve(base.context, max_item_lines=1), **steps)
+
+
+def test_dropping_the_focus_step_starts_items_at_their_chunk():
+    centred = world(one_line_items()).service.search("which job was delta").items[0]
+    assert centred.text == "Entry 4: the delta job finished."
+    plain = world(one_line_items(focus=None)).service.search("which job was delta").items[0]
+    assert plain.start_line < centred.start_line and "delta" in plain.text
+
+
+@frozen
+class LastLineFocus:
+    """A focus step of a test's own: always the last free line."""
+
+    def focus(self, chunk, free, query):
+        return Span(start_line=free[-1], end_line=free[-1])
+
+
+@frozen
+class Penalise:
+    """A rerank step of a test's own, wrapping the real one."""
+
+    inner: object
+    note: str
+
+    def rerank(self, candidates, query, leader=1.0):
+        out = self.inner.rerank(candidates, query, leader)
+        return tuple(sorted((c.with_bonus(-10.0, "test") if c.note.memory_id == self.note
+                             else c for c in out), key=lambda c: -c.score))
+
+
+def test_a_step_is_swapped_by_a_value_with_the_same_method():
+    base = evolve(SearchConfig(), hop=None)  # the hop would lift the penalised note back
+    first = world(base).service.search("payment gateway calls").items[0].memory_id
+    swapped = world(evolve(base, rerank=Penalise(base.rerank, first)))
+    assert swapped.service.search("payment gateway calls").items[0].memory_id != first
+    item = world(one_line_items(focus=LastLineFocus())).service.search("which job was delta")
+    assert item.items[0].text == "Entry 6: the foxtrot job finished."
+
+
+def test_with_config_leaves_the_original_engine_as_it_was():
+    w = world()
+    lexical = w.engine.with_config(gather=evolve(w.engine.config.gather, use_semantic=False))
+    assert lexical.config.gather.use_semantic is False
+    assert w.engine.config.gather.use_semantic is True
+
+
+def test_interleaved_searches_on_one_engine_keep_their_own_evidence():
+    """Each search's data travels in its trace: evidence built after another search ran
+    cites what the same search cites alone."""
+    w = world(one_line_items())
+    ask = [SearchRequest.parse(q) for q in ("which job was bravo", "which job was foxtrot")]
+    alone = [w.engine.search(r, Generation()).items for r in ask]
+    traces = [w.engine.trace(r) for r in ask]
+    assert [w.engine.evidence(t) for t in reversed(traces)] == list(reversed(alone))
+    assert alone[0][0].citation != alone[1][0].citation
