@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from attrs import evolve, frozen
 
 from memory.domain.errors import InvalidRequest, NotFound
+from memory.domain.identity import identity_claims, keeps_over
 from memory.domain.notes import Chunk, NoteDocument
 from memory.domain.text import content_terms
 from memory.domain.refresh import (Check, GenerationInfo, ManifestEntry, RefreshReport,
@@ -106,10 +107,10 @@ class Indexer:
         stage = self._index.stage(current.id if reusable else None)
         try:
             stage.remove([d.note.path for d in (*changed, *touched)] + removed)
-            counts = self._add_all(stage, [*changed, *touched], scan.files, semantic, warnings,
-                                   progress)
+            staged = [*changed, *touched]  # _add_all puts each note as it was staged
+            counts = self._add_all(stage, staged, scan.files, semantic, warnings, progress)
             expected = {p: e for p, e in stage.manifest().items()}
-            validation = self._validate(stage, expected, semantic, [*changed, *touched])
+            validation = self._validate(stage, expected, semantic, staged)
             if not validation.ok:
                 stage.discard()
                 return StageReport(
@@ -167,9 +168,9 @@ class Indexer:
             if semantic:
                 e, r, vectors = self._vectors_for(group)
                 embedded, reused = embedded + e, reused + r
-            for doc in group:
-                self._add_one(stage, doc, files.get(doc.note.path),
-                              vectors if semantic else None, warnings)
+            for j, doc in enumerate(group):
+                docs[i + j] = self._add_one(stage, doc, files.get(doc.note.path),
+                                            vectors if semantic else None, warnings)
             i += len(group)
             progress("index", i, total)
         return embedded, reused
@@ -187,18 +188,52 @@ class Indexer:
         return len(missing), len(hashes) - len(missing), known
 
     def _add_one(self, stage: IndexStage, doc: NoteDocument, scanned: SourceFile | None,
-                 vectors: dict[str, Sequence[float]] | None, warnings: list[str]) -> None:
+                 vectors: dict[str, Sequence[float]] | None,
+                 warnings: list[str]) -> NoteDocument:
+        """Stage a note under the first id it wants that it may keep; the note as staged.
+
+        Who keeps a contested id depends on the two notes only (identity.keeps_over), so
+        the order notes arrive in, over one refresh or many, never changes an id: a note
+        that keeps an id another holds takes it, and the other moves on to its next one.
+        """
         # A file that vanished after the scan keeps size/mtime 0: the next scan re-reads it.
         entry = ManifestEntry(path=doc.note.path, content_hash=doc.note.content_hash,
                               size=scanned.size if scanned else 0,
                               mtime_ns=scanned.mtime_ns if scanned else 0)
+        ordered = self._ordered(doc, vectors)
+        lost: list[tuple[str, str]] = []
+        for memory_id in identity_claims(doc.note):
+            staged = _renamed(doc, memory_id)
+            try:
+                stage.add(staged, entry, ordered)
+            except DuplicateNote as clash:
+                holder = self._contender(clash.holder)
+                if holder is None or not keeps_over(doc.note, holder.note, memory_id):
+                    lost.append((memory_id, clash.holder or "another note"))
+                    continue
+                held = stage.manifest().get(holder.note.path)
+                stage.remove([holder.note.path])
+                stage.add(staged, entry, ordered)
+                self._add_one(stage, holder, _scanned(held), self._vectors_of(holder, vectors),
+                              warnings)
+            if lost:
+                wanted, other = lost[0]
+                warnings.append(f"{doc.note.path}: memory_id {wanted!r} is already used by "
+                                f"{other}, which keeps it; indexed as {memory_id!r}")
+            return staged
+        raise StoreError(f"{doc.note.path}: every memory_id it could take is taken")
+
+    def _contender(self, path: str | None) -> NoteDocument | None:
+        """The note holding a contested id, as its file reads now (None if it cannot be)."""
+        if path is None:
+            return None
         try:
-            stage.add(doc, entry, self._ordered(doc, vectors))
-        except DuplicateNote:
-            fallback = _path_identity(doc.note.path)
-            warnings.append(f"{doc.note.path}: memory_id {doc.note.memory_id!r} is already used "
-                            f"by another note; indexed as {fallback!r}")
-            stage.add(_renamed(doc, fallback), entry, self._ordered(doc, vectors))
+            return self._source.load(path)
+        except (InvalidRequest, NotFound):
+            return None
+
+    def _vectors_of(self, doc: NoteDocument, vectors) -> dict[str, Sequence[float]] | None:
+        return None if vectors is None else self._vectors_for([doc])[2]
 
     @staticmethod
     def _ordered(doc: NoteDocument, vectors):
@@ -313,11 +348,13 @@ def _missing_detail(have: frozenset[str], want: frozenset[str]) -> str:
     return f"missing {missing[:3]} extra {extra[:3]}"
 
 
-def _path_identity(path: str) -> str:
-    return (path[:-3] if path.lower().endswith(".md") else path).lower()
+def _scanned(entry: ManifestEntry | None) -> SourceFile | None:
+    return SourceFile(path=entry.path, size=entry.size, mtime_ns=entry.mtime_ns) if entry else None
 
 
 def _renamed(doc: NoteDocument, memory_id: str) -> NoteDocument:
+    if memory_id == doc.note.memory_id:
+        return doc
     chunks = tuple(Chunk.create(memory_id=memory_id, path=c.path, heading=c.heading,
                                 start_line=c.start_line, end_line=c.end_line, text=c.text,
                                 context=c.context, ordinal=c.ordinal) for c in doc.chunks)

@@ -164,7 +164,8 @@ class InMemoryStage(IndexStage):
             raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
         existing = self._snap.notes.get(document.note.memory_id)
         if existing is not None and existing.path != document.note.path:
-            raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}")
+            raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}",
+                                holder=existing.path)
         self.remove([note.path])  # adding a path again replaces what it held
         self._snap.notes[document.note.memory_id] = document.note
         self._snap.documents[document.note.memory_id] = document
