@@ -107,10 +107,11 @@ class Indexer:
         stage = self._index.stage(current.id if reusable else None)
         try:
             stage.remove([d.note.path for d in (*changed, *touched)] + removed)
-            staged = [*changed, *touched]  # _add_all puts each note as it was staged
-            counts = self._add_all(stage, staged, scan.files, semantic, warnings, progress)
+            staged: dict[str, NoteDocument] = {}  # each note as staged, under its final id
+            counts = self._add_all(stage, [*changed, *touched], scan.files, semantic, warnings,
+                                   progress, staged)
             expected = {p: e for p, e in stage.manifest().items()}
-            validation = self._validate(stage, expected, semantic, staged)
+            validation = self._validate(stage, expected, semantic, list(staged.values()))
             if not validation.ok:
                 stage.discard()
                 return StageReport(
@@ -153,7 +154,8 @@ class Indexer:
         return docs, unreadable
 
     def _add_all(self, stage: IndexStage, docs: list[NoteDocument], files, semantic: bool,
-                 warnings: list[str], progress: Progress) -> tuple[int, int]:
+                 warnings: list[str], progress: Progress,
+                 staged: dict[str, NoteDocument]) -> tuple[int, int]:
         embedded = reused = 0
         batch = self.policy.embed_batch
         total = len(docs)
@@ -168,9 +170,9 @@ class Indexer:
             if semantic:
                 e, r, vectors = self._vectors_for(group)
                 embedded, reused = embedded + e, reused + r
-            for j, doc in enumerate(group):
-                docs[i + j] = self._add_one(stage, doc, files.get(doc.note.path),
-                                            vectors if semantic else None, warnings)
+            for doc in group:
+                self._add_one(stage, doc, files.get(doc.note.path),
+                              vectors if semantic else None, warnings, staged)
             i += len(group)
             progress("index", i, total)
         return embedded, reused
@@ -188,9 +190,9 @@ class Indexer:
         return len(missing), len(hashes) - len(missing), known
 
     def _add_one(self, stage: IndexStage, doc: NoteDocument, scanned: SourceFile | None,
-                 vectors: dict[str, Sequence[float]] | None,
-                 warnings: list[str]) -> NoteDocument:
-        """Stage a note under the first id it wants that it may keep; the note as staged.
+                 vectors: dict[str, Sequence[float]] | None, warnings: list[str],
+                 staged: dict[str, NoteDocument]) -> None:
+        """Stage a note under the first id it wants that it may keep (into staged too).
 
         Who keeps a contested id depends on the two notes only (identity.keeps_over), so
         the order notes arrive in, over one refresh or many, never changes an id: a note
@@ -203,9 +205,9 @@ class Indexer:
         ordered = self._ordered(doc, vectors)
         lost: list[tuple[str, str]] = []
         for memory_id in identity_claims(doc.note):
-            staged = _renamed(doc, memory_id)
+            attempt = _renamed(doc, memory_id)
             try:
-                stage.add(staged, entry, ordered)
+                stage.add(attempt, entry, ordered)
             except DuplicateNote as clash:
                 holder = self._contender(clash.holder)
                 if holder is None or not keeps_over(doc.note, holder.note, memory_id):
@@ -213,14 +215,15 @@ class Indexer:
                     continue
                 held = stage.manifest().get(holder.note.path)
                 stage.remove([holder.note.path])
-                stage.add(staged, entry, ordered)
+                stage.add(attempt, entry, ordered)
                 self._add_one(stage, holder, _scanned(held), self._vectors_of(holder, vectors),
-                              warnings)
+                              warnings, staged)
             if lost:
                 wanted, other = lost[0]
                 warnings.append(f"{doc.note.path}: memory_id {wanted!r} is already used by "
                                 f"{other}, which keeps it; indexed as {memory_id!r}")
-            return staged
+            staged[doc.note.path] = attempt
+            return
         raise StoreError(f"{doc.note.path}: every memory_id it could take is taken")
 
     def _contender(self, path: str | None) -> NoteDocument | None:

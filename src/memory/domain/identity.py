@@ -19,8 +19,16 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def path_identity(path: str) -> str:
-    """The id a note's path gives it: the relative path without `.md`, lower-cased."""
-    return (path[:-3] if path.lower().endswith(".md") else path).lower()
+    """The id a note's path gives it: the relative path without `.md`, lower-cased; a path
+    too long for an id keeps its start and a digest of the whole (ids are arguments)."""
+    ident = (path[:-3] if path.lower().endswith(".md") else path).lower()
+    if len(ident) <= MAX_ID_CHARS:
+        return ident
+    return f"{ident[:MAX_ID_CHARS - 17]}~{_digest(path, 16)}"
+
+
+def _digest(path: str, size: int) -> str:
+    return hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:size]
 
 
 def declared_identity(value: str | None) -> tuple[str | None, str | None]:
@@ -43,9 +51,8 @@ def declared_identity(value: str | None) -> tuple[str | None, str | None]:
 
 def spare_identity(path: str, attempt: int = 1) -> str:
     """An id only this path can want: its path id marked with a digest of the path."""
-    digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     suffix = "" if attempt <= 1 else f"-{attempt}"
-    return f"{path_identity(path)}~{digest}{suffix}"
+    return f"{path_identity(path)}~{_digest(path, 8)}{suffix}"
 
 
 def identity_claims(note: Note) -> Iterator[str]:

@@ -80,3 +80,10 @@ def test_every_note_gets_one_id_of_its_own_whatever_the_order(notes, order):
     shuffled = list(notes)
     order.shuffle(shuffled)
     assert assign_identities(shuffled) == ids
+
+
+def test_a_path_too_long_for_an_id_gives_a_bounded_one_of_its_own():
+    long_a, long_b = "d/" * 300 + "a.md", "d/" * 300 + "b.md"
+    assert len(path_identity(long_a)) == 256
+    assert path_identity(long_a) != path_identity(long_b)
+    assert path_identity(long_a).startswith("d/d/d/")

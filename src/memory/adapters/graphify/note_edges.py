@@ -46,15 +46,19 @@ class NoteEdges:
     def _attach_pages(self) -> None:
         """One page node per note, carrying the id the index gives it (a contested id goes
         where identity.assign_identities says, as in the index)."""
-        by_file: dict[str, str] = {}
+        exact: dict[str, str] = {}
+        folded: dict[str, str] = {}  # a disk that folds case may report another spelling
         for nid, data in self._g.nodes(data=True):
             if data.get("node_kind") == "page" and data.get("source_file"):
-                by_file.setdefault(_norm(data["source_file"]).lower(), nid)
+                exact.setdefault(_norm(data["source_file"]), nid)
+                folded.setdefault(_norm(data["source_file"]).lower(), nid)
         ids = assign_identities(d.note for d in self._docs)
         claimed: set[str] = set()
         for doc in self._docs:
             note = doc.note
-            nid = by_file.get(note.path.lower())
+            nid = exact.get(note.path)
+            if nid is None or nid in claimed:
+                nid = folded.get(note.path.lower())
             if nid is None or nid in claimed:
                 nid = self._own_page(note)
             claimed.add(nid)

@@ -292,9 +292,11 @@ class InMemoryChunkStore(ChunkStore):
         return snap.notes.get(memory_id) if snap else None
 
     def find(self, name: str) -> list[Note]:
-        key = name.strip().lower()
-        return [n for n in self.notes() if key in {x.lower() for x in n.names}
-                or key == n.path.lower().removesuffix(".md")]
+        key, exact = name.strip().lower(), name.strip()
+        found = [n for n in self.notes() if key in {x.lower() for x in n.names}
+                 or key == n.path.lower().removesuffix(".md")]
+        return sorted(found, key=lambda n: exact not in (n.memory_id, n.path,
+                                                         n.path.removesuffix(".md")))
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
         snap = self._snap()
