@@ -334,3 +334,27 @@ def test_a_graph_nested_past_the_recursion_limit_reads_as_damage(tmp_path):
         deep.write_text(damaged)
         with pytest.raises(ValueError):
             read_graph_data(deep)
+
+
+def test_graphify_reads_a_mirror_of_the_parsed_notes_kept_up_to_date(tmp_path):
+    """Graphify sees what the index keeps (secrets replaced, front matter blank, the same
+    line numbers), never the files; the mirror follows the notes from build to build."""
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    secret = "AKIAMIRRORTEST7731XZ"
+    (root / "Decisions" / "keys.md").write_text(
+        f"---\nmemory_id: keys\nnote: {secret}\n---\n# Keys\nThe key {secret} rotates.\n",
+        encoding="utf-8")
+    gens = GraphifyGenerations(root, state)
+    docs = documents(root)
+    info = gens.build(docs).publish()
+    mirror = state / "cache" / "graphify" / "mirror"
+    keys = (mirror / "Decisions" / "keys.md").read_text("utf-8").split("\n")
+    assert keys[:5] == ["", "", "", "", "# Keys"] and secret not in "\n".join(keys)
+    assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*.md")) == \
+        sorted(d.note.path for d in docs)
+    text = (state / "graph" / f"gen-{info.id}" / "graph.json").read_text("utf-8")
+    assert secret not in text and '"frontmatter"' not in text
+    kept = (mirror / "Workflows" / "orphan.md").stat().st_mtime_ns
+    gens.build([d for d in docs if d.note.path != "Decisions/keys.md"]).publish()
+    assert not (mirror / "Decisions" / "keys.md").exists()
+    assert (mirror / "Workflows" / "orphan.md").stat().st_mtime_ns == kept

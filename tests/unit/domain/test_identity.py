@@ -3,6 +3,8 @@ whatever order the notes come in (no disk)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,7 +73,8 @@ def roots(draw) -> list[Note]:
     return [note(p, draw(st.sampled_from(DECLARED))) for p in paths]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=int(os.environ.get("AI_MEMORY_HYPOTHESIS_EXAMPLES", "300")),
+          deadline=None)
 @given(notes=roots(), order=st.randoms(use_true_random=False))
 def test_every_note_gets_one_id_of_its_own_whatever_the_order(notes, order):
     ids = assign_identities(notes)

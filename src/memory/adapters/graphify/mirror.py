@@ -1,10 +1,11 @@
-"""What Graphify reads: each note's parsed body, written into a private folder of the build.
+"""What Graphify reads: each note's parsed body, kept in a mirror folder of the state dir.
 
 Graphify reads files from disk; handing it the notes themselves would let it see what the
 index never keeps: secret values (the parsed lines have them replaced), front matter it
 would parse with its own YAML loader (aliases, deep nesting) and copy onto graph nodes,
 names that are not text. The mirror holds the parsed lines under the note paths (printable
-by construction), front matter blanked so every line keeps its number.
+by construction), front matter blanked so every line keeps its number. It is brought up to
+date by each build, so a note that did not change costs a read, not a write.
 """
 
 from __future__ import annotations
@@ -26,25 +27,56 @@ def mirror_text(doc: NoteDocument) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_mirror(folder: Path, documents: Sequence[NoteDocument]) -> tuple[list[Path], list[str]]:
-    """Write every note Graphify can read under folder; (files written, paths left out)."""
-    written, left_out = [], []
+def _same(target: str, text: str) -> bool:
+    try:
+        with open(target, encoding="utf-8", newline="") as handle:
+            return handle.read(len(text) + 1) == text
+    except (OSError, ValueError):
+        return False
+
+
+def _write(target: str, text: str, made: set[str]) -> None:
+    parent = os.path.dirname(target)
+    if parent not in made:
+        os.makedirs(parent, exist_ok=True)
+        made.add(parent)
+    with open(target, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def update_mirror(folder: Path, documents: Sequence[NoteDocument]) -> tuple[list[Path], list[str]]:
+    """Make folder hold exactly the notes Graphify can read; (their files, paths left out).
+
+    A path this disk cannot hold (too long, a folder of that name) is left out: its note
+    still gets a page of its own.
+    """
+    kept, left_out, made = {}, [], set()
     for doc in documents:
         path = doc.note.path
         if not path.lower().endswith(GRAPHIFY_SUFFIXES):
             continue
-        target = folder.joinpath(*path.split("/"))
+        target = os.path.join(folder, *path.split("/"))
+        text = mirror_text(doc)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "x", encoding="utf-8", newline="\n") as handle:
-                handle.write(mirror_text(doc))
-        except (OSError, ValueError):  # a name or path too long here, a case-folding disk
+            if not _same(target, text):
+                _write(target, text, made)
+        except (OSError, ValueError):
             left_out.append(path)
             continue
-        written.append(target)
-    return sorted(written), left_out
+        kept[target] = path
+    _remove_others(folder, kept)
+    return sorted(Path(t) for t in kept), left_out
 
 
-def mirror_folder(output: Path) -> Path:
-    """Where the build behind an output graph file keeps its mirror."""
-    return Path(os.fspath(output)).parent / "mirror"
+def _remove_others(folder: Path, kept: dict[str, str]) -> None:
+    """Files of notes that are gone, and folders left empty, leave the mirror."""
+    for top, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            path = os.path.join(top, name)
+            if path not in kept:
+                os.unlink(path)
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(top, name))
+            except OSError:
+                pass  # not empty

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import sys
 import threading
@@ -17,7 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memory.adapters.graphify.mirror import mirror_folder, write_mirror
+from memory.adapters.graphify.mirror import update_mirror
 from memory.adapters.graphify.request import PARENT_ENV, decode_documents
 
 MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of the build, 0 for no cap
@@ -33,14 +32,11 @@ def run(request: dict) -> dict:
     from memory.adapters.graphify.note_edges import NoteEdges
 
     documents = decode_documents(request)
-    mirror = mirror_folder(Path(request["output"]))
-    try:
-        files, left_out = write_mirror(mirror, documents)
-        extraction = extract(files, cache_root=Path(request["cache_dir"]), root=mirror)
-        dangling = _separate_collisions(extraction)  # Graphify's build drops these
-        graph = build_from_json(extraction, directed=True, root=mirror)
-    finally:
-        shutil.rmtree(mirror, ignore_errors=True)
+    cache = Path(request["cache_dir"])
+    files, left_out = update_mirror(cache / "mirror", documents)
+    extraction = extract(files, cache_root=cache, root=cache / "mirror")
+    dangling = _separate_collisions(extraction)  # Graphify's build drops these
+    graph = build_from_json(extraction, directed=True, root=cache / "mirror")
     stats = NoteEdges(graph, documents).apply()
     stats.update(graphify_files=len(files), graphify_left_out=left_out[:20],
                  graphify_dropped_edges=dangling)
