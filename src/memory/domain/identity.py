@@ -2,7 +2,8 @@
 
 Every note gets an id, whatever the other notes say. When two notes want the same one, the
 rule deciding who keeps it depends on the two notes only, never on which was read first, so
-a full rebuild and any order of incremental refreshes give every note the same id.
+a full rebuild and notes added or edited one refresh at a time, in any order, give every
+note the same id.
 """
 
 from __future__ import annotations
