@@ -12,7 +12,10 @@ from memory.adapters.inmemory import (DeterministicEmbedder, FixedClock, InMemor
 from memory.application.indexer import Indexer
 from memory.application.retrieval import RetrievalEngine, SearchConfig
 from memory.application.service import MemoryService
-from memory.domain.chunking import chunk_lines, extract_links, scope_from_path
+from memory.domain.chunking import chunk_lines
+from memory.domain.identity import path_identity
+from memory.domain.markdown import extract_links
+from memory.domain.note_scope import scope_from_path
 from memory.domain.notes import Note, NoteDocument, Status, content_hash
 
 
@@ -20,13 +23,13 @@ def make_doc(path: str, body: str, *, title: str | None = None, memory_id: str |
              status: str = "active", window: int = 8, overlap: int = 2, **fields) -> NoteDocument:
     lines = tuple(body.split("\n"))
     scope = scope_from_path(path)
-    mid = memory_id or path.removesuffix(".md").lower()
+    mid = memory_id or path_identity(path)
     title = title or path.rsplit("/", 1)[-1].removesuffix(".md")
     note = Note(memory_id=mid, path=path, title=title, status=Status.parse(status),
-                repository=fields.pop("repository", scope["repository"]),
-                project=fields.pop("project", scope["project"]),
-                ticket=fields.pop("ticket", scope["ticket"]),
-                scope_kind=scope["scope_kind"], scope_id=scope["scope_id"],
+                repository=fields.pop("repository", scope.repository),
+                project=fields.pop("project", scope.project),
+                ticket=fields.pop("ticket", scope.ticket),
+                scope_kind=scope.kind, scope_id=scope.id,
                 links=extract_links(lines), content_hash=content_hash(body),
                 line_count=len(lines), **fields)
     chunks = chunk_lines(lines, memory_id=mid, path=path, title=title, window=window,

@@ -13,7 +13,8 @@ from memory.application.refresh_checks import failures_text, validate_index
 from memory.application.refresh_run import (NoteEdits, Progress, RefreshRun, batches,
                                            read_notes)
 from memory.domain.cancellation import CancelToken
-from memory.domain.errors import InvalidRequest
+from memory.domain.errors import InvalidRequest, NotFound
+from memory.domain.identity import identity_claims, keeps_over
 from memory.domain.notes import Chunk, NoteDocument
 from memory.domain.refresh import (GenerationInfo, GraphLag, ManifestEntry, RefreshReport,
                                    SourceFile, SourceScan, StageReport, diff_scan)
@@ -155,10 +156,11 @@ class Indexer:
         """Edit the stage, validate it, publish it or discard it (the caller discards on error)."""
         previous = current.id if current else None
         stage.remove([d.note.path for d in edits.docs] + list(edits.removed))
+        staged: dict[str, NoteDocument] = {}  # each note as staged, under its final id
         embedded, reused = self._add_all(stage, edits.docs, scan.files, plan.semantic, warnings,
-                                         run)
+                                         run, staged)
         validation = validate_index(stage, stage.manifest(), plan.semantic, self._embedder,
-                                    edits.docs)
+                                    list(staged.values()))
         if not validation.ok:
             stage.discard()
             return StageReport(stage="index", outcome="kept-last-good", generation=previous,
@@ -176,7 +178,7 @@ class Indexer:
 
     def _add_all(self, stage: IndexStage, docs: Sequence[NoteDocument],
                  files: Mapping[str, SourceFile], semantic: bool, warnings: list[str],
-                 run: RefreshRun) -> tuple[int, int]:
+                 run: RefreshRun, staged: dict[str, NoteDocument]) -> tuple[int, int]:
         """Add the notes in batches of about `embed_batch` chunks; (embedded, reused)."""
         embedded = reused = done = 0
         if docs:
@@ -187,24 +189,62 @@ class Indexer:
                 e, r, vectors = self._vectors.of(group, run.cancel, self.policy.embed_call)
                 embedded, reused = embedded + e, reused + r
             for doc in group:
-                self._add_one(stage, doc, files.get(doc.note.path), vectors, warnings)
+                self._add_one(stage, doc, files.get(doc.note.path), vectors, warnings, staged,
+                              run.cancel)
             done += len(group)
             run.step("index", done, len(docs))
         return embedded, reused
 
     def _add_one(self, stage: IndexStage, doc: NoteDocument, scanned: SourceFile | None,
-                 vectors: dict[str, Sequence[float]] | None, warnings: list[str]) -> None:
+                 vectors: dict[str, Sequence[float]] | None, warnings: list[str],
+                 staged: dict[str, NoteDocument], cancel: CancelToken) -> None:
+        """Stage a note under the first id it wants that it may keep (into staged too).
+
+        Who keeps a contested id depends on the two notes only (identity.keeps_over), so
+        the order notes arrive in, over one refresh or many, never changes an id: a note
+        that keeps an id another holds takes it, and the other moves on to its next one.
+        """
         # A file that vanished after the scan keeps size/mtime 0: the next scan re-reads it.
         entry = ManifestEntry(path=doc.note.path, content_hash=doc.note.content_hash,
                               size=scanned.size if scanned else 0,
                               mtime_ns=scanned.mtime_ns if scanned else 0)
+        ordered = self._ordered(doc, vectors)
+        lost: list[tuple[str, str]] = []
+        for memory_id in identity_claims(doc.note):
+            attempt = _renamed(doc, memory_id)
+            try:
+                stage.add(attempt, entry, ordered)
+            except DuplicateNote as clash:
+                holder = self._contender(clash.holder)
+                if holder is None or not keeps_over(doc.note, holder.note, memory_id):
+                    lost.append((memory_id, clash.holder or "another note"))
+                    continue
+                held = stage.manifest().get(holder.note.path)
+                stage.remove([holder.note.path])
+                stage.add(attempt, entry, ordered)
+                self._add_one(stage, holder, _scanned(held),
+                              self._vectors_of(holder, vectors, cancel), warnings, staged, cancel)
+            if lost:
+                wanted, other = lost[0]
+                warnings.append(f"{doc.note.path}: memory_id {wanted!r} is already used by "
+                                f"{other}, which keeps it; indexed as {memory_id!r}")
+            staged[doc.note.path] = attempt
+            return
+        raise StoreError(f"{doc.note.path}: every memory_id it could take is taken")
+
+    def _contender(self, path: str | None) -> NoteDocument | None:
+        """The note holding a contested id, as its file reads now (None if it cannot be)."""
+        if path is None:
+            return None
         try:
-            stage.add(doc, entry, self._ordered(doc, vectors))
-        except DuplicateNote:
-            fallback = _path_identity(doc.note.path)
-            warnings.append(f"{doc.note.path}: memory_id {doc.note.memory_id!r} is already used "
-                            f"by another note; indexed as {fallback!r}")
-            stage.add(_renamed(doc, fallback), entry, self._ordered(doc, vectors))
+            return self._source.load(path)
+        except (InvalidRequest, NotFound):
+            return None
+
+    def _vectors_of(self, doc: NoteDocument, vectors,
+                    cancel: CancelToken) -> dict[str, Sequence[float]] | None:
+        return None if vectors is None else self._vectors.of([doc], cancel,
+                                                             self.policy.embed_call)[2]
 
     @staticmethod
     def _ordered(doc: NoteDocument, vectors):
@@ -228,11 +268,13 @@ class Indexer:
                 warnings.append(f"old generations not collected: {exc}")
 
 
-def _path_identity(path: str) -> str:
-    return (path[:-3] if path.lower().endswith(".md") else path).lower()
+def _scanned(entry: ManifestEntry | None) -> SourceFile | None:
+    return SourceFile(path=entry.path, size=entry.size, mtime_ns=entry.mtime_ns) if entry else None
 
 
 def _renamed(doc: NoteDocument, memory_id: str) -> NoteDocument:
+    if memory_id == doc.note.memory_id:
+        return doc
     chunks = tuple(Chunk.create(memory_id=memory_id, path=c.path, heading=c.heading,
                                 start_line=c.start_line, end_line=c.end_line, text=c.text,
                                 context=c.context, ordinal=c.ordinal) for c in doc.chunks)

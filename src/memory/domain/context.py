@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from memory.domain.chunking import HEADING
+from memory.domain.markdown import HEADING
 
 
 @frozen(kw_only=True)

@@ -16,6 +16,9 @@ from memory.domain.secret_values import (MARKER_START, assignment_spans, is_plac
                                          may_hold_assignment, name_kind, value_is_secret)
 
 MARKER = "[REDACTED:{kind}]"
+# Text derived from notes holds markers where secrets were: reading it again still says
+# which lines held secrets (health, memory_get), though the values are gone.
+REDACTED_MARKER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
 KEY_END = re.compile(r"-----END ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
 # Where spans of two kinds overlap, the more specific kind (earlier) names the union.
@@ -59,7 +62,10 @@ def redact_lines(lines: Sequence[str]) -> tuple[tuple[str, ...], tuple[SecretFin
     for number, line in enumerate(lines, 1):
         spans = by_line.get(number, [])
         out.append(_replaced(line, spans))
-        findings += [SecretFinding(number, kind) for kind in dict.fromkeys(s.kind for s in spans)]
+        kinds = [s.kind for s in spans]
+        if "[REDACTED:" in line:
+            kinds += REDACTED_MARKER.findall(line)
+        findings += [SecretFinding(number, kind) for kind in dict.fromkeys(kinds)]
     return tuple(out), tuple(findings)
 
 

@@ -14,5 +14,9 @@ class EmbedderUnavailable(Unavailable):
 class DuplicateNote(StoreError):
     """A note's memory_id is already held by another path in the same generation."""
 
+    def __init__(self, message: str, holder: str | None = None):
+        super().__init__(message)
+        self.holder = holder  # the path holding the memory_id
+
 
 __all__ = ["DuplicateNote", "EmbedderUnavailable", "StoreError", "Unavailable"]

@@ -15,6 +15,7 @@ from networkx.readwrite import json_graph
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.graphify.worker import MEMORY_ENV
 from memory.adapters.markdown import MarkdownNoteSource
+from memory.domain.markdown import links
 from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphGenerations, GraphStage
 
@@ -284,3 +285,76 @@ def test_front_matter_with_yaml_aliases_is_kept_from_graphify(tmp_path):
     assert page and page[0]["node_kind"] == "page"
     assert any(e["source"] == page[0]["id"] and e["relation"] == "references"
                for e in data["links"]), "the note's links still become edges"
+
+
+AGREEING = {
+    "Notes/Hub.md": "\ufeff---\ntitle: Hub\nrelated: ['[[Alpha]]']\n---\n# Hub\n"
+                    "See [[Beta]], not `[[Gamma]]` nor ``a `[Delta](Delta.md)` b``.\n"
+                    "```\n[[Delta]]\n```\n"
+                    "````markdown\n```\n[[Epsilon]] [e](Epsilon.md)\n```\n````\n"
+                    "~~~\n[[Gamma]]\n~~~\n"
+                    "Last: [z](Zeta.md).\n",
+    **{f"Notes/{name}.md": f"# {name}\nA plain note.\n"
+       for name in ("Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta")},
+}
+
+
+def test_the_index_and_the_graph_agree_on_every_link(tmp_path):
+    """Links in inline code and in fences of three or four backticks (or tildes) are no
+    links, front matter after a BOM is front matter: for the index and the graph alike."""
+    root = tmp_path / "root"
+    for rel, text in AGREEING.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    docs = documents(root)
+    hub = next(d for d in docs if d.note.path == "Notes/Hub.md")
+    assert hub.note.title == "Hub" and hub.note.related == ("Alpha",)
+    assert set(hub.note.links) == {"Beta", "Zeta.md", "Alpha"}
+    info = GraphifyGenerations(root, tmp_path / "state").build(docs).publish()
+    data = graph_data(tmp_path / "state", info.id)
+    pages = {n["id"]: n for n in data["nodes"] if n.get("node_kind") == "page"}
+    hub_id = next(i for i, n in pages.items() if n["path"] == "Notes/Hub.md")
+    linked = {pages[e["target"]]["path"]: (e["relation"], e["source_location"])
+              for e in data["links"] if e["source"] == hub_id and e["target"] in pages}
+    assert linked == {"Notes/Alpha.md": ("related", "L3"), "Notes/Beta.md": ("references", "L6"),
+                      "Notes/Zeta.md": ("references", "L18")}
+    index_lines = {link.target: link.line for link in links(hub.lines, 5)}
+    assert (index_lines["Beta"], index_lines["Zeta.md"]) == (6, 18)
+
+
+def test_a_graph_nested_past_the_recursion_limit_reads_as_damage(tmp_path):
+    from memory.adapters.graphify.layout import read_graph_data
+    deep = tmp_path / "graph.json"
+    deep.write_text('{"nodes": [], "links": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        read_graph_data(deep)
+    for damaged in ('{"nodes": [1], "links": []}', '{"nodes": [{"id": []}], "links": []}',
+                    '{"nodes": [{"id": "a", "memory_id": ["x"]}], "links": []}',
+                    '{"nodes": [], "links": [{"source": "a"}]}', '{"nodes": [], "links": [3]}'):
+        deep.write_text(damaged)
+        with pytest.raises(ValueError):
+            read_graph_data(deep)
+
+
+def test_graphify_reads_a_mirror_of_the_parsed_notes_kept_up_to_date(tmp_path):
+    """Graphify sees what the index keeps (secrets replaced, front matter blank, the same
+    line numbers), never the files; the mirror follows the notes from build to build."""
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    secret = "AKIAMIRRORTEST7731XZ"
+    (root / "Decisions" / "keys.md").write_text(
+        f"---\nmemory_id: keys\nnote: {secret}\n---\n# Keys\nThe key {secret} rotates.\n",
+        encoding="utf-8")
+    gens = GraphifyGenerations(root, state)
+    docs = documents(root)
+    info = gens.build(docs).publish()
+    mirror = state / "cache" / "graphify" / "mirror"
+    keys = (mirror / "Decisions" / "keys.md").read_text("utf-8").split("\n")
+    assert keys[:5] == ["", "", "", "", "# Keys"] and secret not in "\n".join(keys)
+    assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*.md")) == \
+        sorted(d.note.path for d in docs)
+    text = (state / "graph" / f"gen-{info.id}" / "graph.json").read_text("utf-8")
+    assert secret not in text and '"frontmatter"' not in text
+    kept = (mirror / "Workflows" / "orphan.md").stat().st_mtime_ns
+    gens.build([d for d in docs if d.note.path != "Decisions/keys.md"]).publish()
+    assert not (mirror / "Decisions" / "keys.md").exists()
+    assert (mirror / "Workflows" / "orphan.md").stat().st_mtime_ns == kept

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -254,3 +255,69 @@ def test_nothing_is_written_to_the_root(root):
     for rel in source.scan().files:
         source.load(rel)
     assert sorted((str(p), p.stat().st_mtime_ns) for p in root.rglob("*")) == before
+
+
+def write_name(root: Path, name: bytes, content: str) -> None:
+    path = os.fsencode(root) + b"/" + name
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(content.encode("utf-8"))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="names of any bytes are a Linux thing")
+def test_names_that_are_not_text_are_printable_note_paths_that_read_the_file(root):
+    names = {b"caf\xe9.md": "caf%E9.md", b"Ordner\xfc/x.md": "Ordner%FC/x.md",
+             b"line\nbreak.md": "line%0Abreak.md", b"bell\x07 %41.md": "bell%07 %2541.md",
+             "plain %41 é.md".encode(): "plain %41 é.md"}
+    for name, _ in names.items():
+        write_name(root, name, f"# {name!r}\n\nbody of {name.hex()}\n")
+    source = MarkdownNoteSource(root)
+    scan = source.scan()
+    assert sorted(scan.files) == sorted(names.values()) and scan.warnings == ()
+    for name, path in names.items():
+        doc = source.load(path)
+        assert doc.note.path == path and f"body of {name.hex()}" in doc.lines
+        json.dumps(doc.note.path).encode("utf-8")  # no surrogate can reach a writer
+    assert source.load(os.fsdecode(b"caf\xe9.md")).note.path == "caf%E9.md"
+    with pytest.raises(NotFound):
+        source.load("caf%E8.md")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="names of any bytes are a Linux thing")
+def test_a_real_file_named_like_a_spelling_wins_and_the_other_is_named(root):
+    write_name(root, b"caf\xe9.md", "# latin\n")
+    write_name(root, b"caf%E9.md", "# literal\n")
+    source = MarkdownNoteSource(root)
+    scan = source.scan()
+    assert list(scan.files) == ["caf%E9.md"]
+    assert "caf%E9.md: skipped, another file is named exactly so" in scan.warnings
+    assert source.load("caf%E9.md").note.title == "literal"
+
+
+def test_front_matter_nested_too_deep_is_ignored_and_the_body_indexed(root):
+    write(root, "deep.md", "---\ntitle: Deep\nk: " + "{a: " * 40 + "1" + "}" * 40
+          + "\n---\n# Heading\ndeep body\n")
+    write(root, "fine.md", "---\nk: " + "{a: " * 20 + "1" + "}" * 20 + "\n---\nfine body\n")
+    source = MarkdownNoteSource(root)
+    deep = source.load("deep.md")
+    assert deep.warnings == ("deep.md: front matter ignored: nested deeper than 32 levels "
+                             "(line 3)",)
+    assert deep.note.title == "Heading" and deep.front_matter == {}
+    assert [c.text for c in deep.chunks] == ["# Heading\ndeep body"]
+    assert source.load("fine.md").warnings == ()
+
+
+def test_secret_values_are_replaced_before_the_note_is_derived(root):
+    key = "AKIAPLANTEDKEY7731XZ"
+    write(root, "Repos/ops/keys.md", f"---\nmemory_id: {key}\ntitle: Key {key}\naliases: [{key}]"
+          f"\nnote: {key}\n---\n# Keys\nThe key {key} rotates.\n[[Other {key}]]\n")
+    doc = MarkdownNoteSource(root).load("Repos/ops/keys.md")
+    derived = json.dumps([doc.note.memory_id, doc.note.title, doc.note.aliases, doc.note.links,
+                          doc.lines, doc.front_matter, [c.text for c in doc.chunks],
+                          [c.context for c in doc.chunks], doc.warnings])
+    assert key not in derived
+    assert doc.note.memory_id == "repos/ops/keys" and doc.note.aliases == ()
+    assert doc.note.title == "Key [REDACTED:aws-access-key]"
+    assert any("memory_id ignored: looks like a secret" in w for w in doc.warnings)
+    assert any("secret-shaped text on line(s) 2, 3, 4, 5, 8, 9" in w for w in doc.warnings)
+    assert key in (root / "Repos/ops/keys.md").read_text("utf-8")  # the note is never rewritten

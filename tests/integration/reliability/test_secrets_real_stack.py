@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import string
 import sys
 from collections import Counter
@@ -137,3 +138,94 @@ def test_health_lists_every_note_holding_a_secret(call):
     assert set(listed) == {p for p in NOTES if "Clean" not in p}
     assert "private-key" in listed["Repos/ops/Notes/Body.md"]["kinds"]
     assert leaked(call("memory_health", {})) == []
+
+
+# -- derived state: secrets are replaced before anything is derived ------------------------
+
+KEY_BODY = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(64))
+# shape -> (the line a note holds, the value that must never be found, can it be a name)
+PLANTED = {
+    "aws-access-key": ("aws_access_key_id = AKIAPLANTED7731KEYXZ", "AKIAPLANTED7731KEYXZ", True),
+    "private-key": ("", KEY_BODY, False),
+    "short-password": ("password: hunter2", "hunter2", True),
+    "quoted-password": ('password: "correct horse battery staple"',
+                        "correct horse battery staple", True),
+    "jwt": ("session eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudGVkNzczMSJ9."
+            "c2lnbmF0dXJlcGxhbnRlZDc3MzE", "c2lnbmF0dXJlcGxhbnRlZDc3MzE", True),
+    "slack-webhook": ("alerts go to https://hooks.slack.com/services/T0PLANT77/B0PLANT77/"
+                      "pl4ntedW3bhookS3cret", "pl4ntedW3bhookS3cret", True),
+    "stripe-key": ("charge with sk_live_51PlantedStripeKey7731abcdEFGH",
+                   "sk_live_51PlantedStripeKey7731abcdEFGH", True),
+    "azure-account-key": ("DefaultEndpointsProtocol=https;AccountName=plantedacct;AccountKey="
+                          "pl4ntedAzureKey7731pl4ntedAzureKey7731pl4ntedAzureKey7731pl4nted==;"
+                          "EndpointSuffix=core.windows.net",
+                          "pl4ntedAzureKey7731pl4ntedAzureKey7731pl4ntedAzureKey7731pl4nted==",
+                          True),
+    "npm-token": ("publish with npm_pl4ntedNpmToken7731pl4ntedNpmToken77",
+                  "npm_pl4ntedNpmToken7731pl4ntedNpmToken77", True),
+    "basic-auth": ("Authorization: Basic cGxhbnRlZHVzZXI6cGxhbnRlZHBhc3M3NzMx",
+                   "cGxhbnRlZHVzZXI6cGxhbnRlZHBhc3M3NzMx", True),
+    "url-password": ("cache at redis://:pl4ntedRedisPw7731@cache.internal:6379/0",
+                     "pl4ntedRedisPw7731", True),
+}
+
+
+def probe(value: str) -> str:
+    """The word of a value a search would look for: its longest run of letters and digits."""
+    return max(re.findall(r"[A-Za-z0-9]+", value), key=len)
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def planted_note(shape: str) -> str:
+    """The shape's line in the body, in a front matter value, in the title and as the
+    memory_id (a private key block: in the body and a front matter block scalar)."""
+    line, value, nameable = PLANTED[shape]
+    if shape == "private-key":
+        block = ["-----BEGIN RSA PRIVATE KEY-----", value, "-----END RSA PRIVATE KEY-----"]
+        front = ["deploy_key: |", *(f"  {row}" for row in block)]
+        body = ["The release key:", *block]
+    else:
+        front = [f"config: {_quoted(line)}", f"title: {_quoted(line)}",
+                 *([f"memory_id: {_quoted(line)}"] if nameable else [])]
+        body = [f"The deploy reads {line} at start.", f"- {line}", f"## {line}"]
+    return "\n".join(["---", *front, "---", f"# Planted {shape}", "", *body, ""])
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory, embedder):
+    """A root with one note per shape, fully refreshed by the CLI and then searched for each
+    value: every file the state folder holds afterwards, as bytes."""
+    notes = {f"Repos/ops/Planted/{shape}.md": planted_note(shape) for shape in PLANTED}
+    notes["Repos/ops/Planted/clean.md"] = "# Clean\n\nThe deploy rotates keys quarterly.\n"
+    root = LiveRoot.create(tmp_path_factory.mktemp("derived") / "memory", notes)
+    report = root.refresh("full")
+    assert report["ok"], report
+    service = root.service(embedder)
+    lexical = {shape: service.explain(probe(value), status="any").counts.lexical
+               for shape, (_, value, _) in PLANTED.items()}
+    files = {path.relative_to(root.state).as_posix(): path.read_bytes()
+             for path in sorted(root.state.rglob("*")) if path.is_file()}
+    kinds = {name.rsplit("/", 1)[-1].split(".")[-1] for name in files}
+    assert {"sqlite", "json", "jsonl"} <= kinds, sorted(files)
+    assert any(name.startswith("cache/graphify/") for name in files), sorted(files)
+    print(f"\n[secrets-derived-state] {len(PLANTED)} shapes planted in body, front matter, "
+          f"title and memory_id; {len(files)} state files "
+          f"({sum(map(len, files.values())) // 1024} KB) searched", file=sys.stderr)
+    return files, lexical
+
+
+@pytest.mark.parametrize("shape", list(PLANTED))
+def test_no_planted_value_is_in_any_file_of_the_state_folder(derived, shape):
+    files, _ = derived
+    value = PLANTED[shape][1].encode("utf-8")
+    holding = [name for name, data in files.items() if value in data]
+    assert holding == [], (shape, holding)
+
+
+@pytest.mark.parametrize("shape", list(PLANTED))
+def test_searching_for_a_planted_value_finds_no_text(derived, shape):
+    _, lexical = derived
+    assert lexical[shape] == 0, shape

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.domain.chunking import (chunk_context, chunk_lines, extract_links, first_heading,
-                                    scope_from_path, split_front_matter, split_lines)
+from memory.domain.chunking import chunk_context, chunk_lines
+from memory.domain.markdown import extract_links, first_heading, split_front_matter, split_lines
+from memory.domain.note_scope import scope_from_path
 from memory.domain.notes import ScopeKind
 
 
@@ -170,10 +171,10 @@ def test_every_chunk_cites_its_exact_non_blank_text(lines, window, overlap, body
 ])
 def test_scope_from_path(path, expected):
     scope = scope_from_path(path)
-    kind = scope["scope_kind"].value if scope["scope_kind"] else None
-    assert (kind, scope["repository"], scope["project"], scope["ticket"]) == expected
-    if scope["scope_kind"] is ScopeKind.TICKET:
-        assert scope["scope_id"] == scope["ticket"]
+    kind = scope.kind.value if scope.kind else None
+    assert (kind, scope.repository, scope.project, scope.ticket) == expected
+    if scope.kind is ScopeKind.TICKET:
+        assert scope.id == scope.ticket
 
 
 def test_extract_links():

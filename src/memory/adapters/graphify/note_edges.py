@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 import networkx as nx
 
-from memory.adapters.graphify.note_names import (NoteNames, body_links, clean_target,
-                                                   field_line, front_matter_end)
+from memory.adapters.graphify.note_names import NoteNames
+from memory.domain.identity import assign_identities
+from memory.domain.markdown import field_line, front_matter_lines, links
 from memory.domain.notes import Note, NoteDocument
 from memory.domain.scope import ticket_ids_in
 
@@ -31,10 +32,11 @@ class NoteEdges:
         self._names = NoteNames([d.note for d in self._docs])
         self._page: dict[str, str] = {}  # note path -> page node id
         self.stats: dict = {"notes": len(self._docs), "own_pages": 0, "added_edges": 0,
-                            "unresolved": 0, "unresolved_examples": [], "duplicate_ids": []}
+                            "unresolved": 0, "unresolved_examples": [], "renamed_ids": []}
 
     def apply(self) -> dict:
         self._attach_pages()
+        self._drop_page_links()
         for doc in self._docs:
             self._declared(doc)
             self._links(doc)
@@ -42,26 +44,38 @@ class NoteEdges:
         return self.stats
 
     def _attach_pages(self) -> None:
-        by_file: dict[str, str] = {}
+        """One page node per note, carrying the id the index gives it (a contested id goes
+        where identity.assign_identities says, as in the index)."""
+        exact: dict[str, str] = {}
+        folded: dict[str, str] = {}  # a disk that folds case may report another spelling
         for nid, data in self._g.nodes(data=True):
             if data.get("node_kind") == "page" and data.get("source_file"):
-                by_file.setdefault(_norm(data["source_file"]).lower(), nid)
+                exact.setdefault(_norm(data["source_file"]), nid)
+                folded.setdefault(_norm(data["source_file"]).lower(), nid)
+        ids = assign_identities(d.note for d in self._docs)
         claimed: set[str] = set()
-        seen_ids: set[str] = set()
         for doc in self._docs:
             note = doc.note
-            nid = by_file.get(note.path.lower())
+            nid = exact.get(note.path)
+            if nid is None or nid in claimed:
+                nid = folded.get(note.path.lower())
             if nid is None or nid in claimed:
                 nid = self._own_page(note)
             claimed.add(nid)
             self._page[note.path] = nid
-            attrs = self._g.nodes[nid]
-            attrs.update(path=note.path, title=note.title)
-            if note.memory_id in seen_ids:
-                self.stats["duplicate_ids"].append(note.path)
-            else:
-                seen_ids.add(note.memory_id)
-                attrs["memory_id"] = note.memory_id
+            self._g.nodes[nid].update(path=note.path, title=note.title,
+                                      memory_id=ids[note.path])
+            if ids[note.path] != note.memory_id:
+                self.stats["renamed_ids"].append(note.path)
+
+    def _drop_page_links(self) -> None:
+        """Links between notes are the ones the index parsed (note.links), not Graphify's
+        own reading of the files: one parser decides what a link is, for both."""
+        pages = set(self._page.values())
+        made = [(u, v) for u, v, data in self._g.edges(data=True)
+                if u in pages and v in pages and data.get("origin") != ORIGIN]
+        self._g.remove_edges_from(made)
+        self.stats["graphify_page_links_replaced"] = len(made)
 
     def _own_page(self, note: Note) -> str:
         """A page node for a note Graphify did not give one of its own (or merged away)."""
@@ -84,12 +98,11 @@ class NoteEdges:
                 self._link(note, self._page[target.path], relation, line)
 
     def _links(self, doc: NoteDocument) -> None:
+        """The links the index holds for the note (note.links), at the lines they are on."""
         note = doc.note
-        written = list(body_links(doc.lines))
-        seen = {clean_target(raw).lower() for raw, _ in written}
-        written += [(raw, _line_of(doc.lines, raw)) for raw in note.links
-                    if clean_target(raw).lower() not in seen]
-        for raw, line in written:
+        at = {link.target: link.line for link in links(doc.lines, _body_start(doc))}
+        for raw in note.links:
+            line = at.get(raw) or _line_of(doc.lines, raw)
             target, how = self._names.resolve(raw, note)
             if target is None:
                 self._unresolved(note, raw)
@@ -106,11 +119,11 @@ class NoteEdges:
                 self._link(note, self._concept(kind, key), kind, field_line(doc.lines, field, key))
         if note.ticket:
             self._link(note, self._concept("ticket", note.ticket.upper()), "ticket", None)
-        body = doc.lines[front_matter_end(doc.lines):]
-        for ticket in ticket_ids_in("\n".join((note.title, *body))):
+        start = _body_start(doc) - 1
+        for ticket in ticket_ids_in("\n".join((note.title, *doc.lines[start:]))):
             if ticket != (note.ticket or "").upper():
                 self._link(note, self._concept("ticket", ticket), "mentions",
-                           _line_of(doc.lines, ticket, start=front_matter_end(doc.lines)))
+                           _line_of(doc.lines, ticket, start=start))
         for tag in note.tags:
             key = tag.strip().lstrip("#").lower()
             if key:
@@ -145,6 +158,10 @@ class NoteEdges:
         self.stats["unresolved"] += 1
         if len(self.stats["unresolved_examples"]) < 20:
             self.stats["unresolved_examples"].append(f"{note.path} -> {raw}")
+
+
+def _body_start(doc: NoteDocument) -> int:
+    return front_matter_lines(doc.lines)[1]
 
 
 def _line_of(lines: Sequence[str], needle: str, start: int = 0) -> int | None:

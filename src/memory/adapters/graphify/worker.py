@@ -1,4 +1,4 @@
-"""Child process of a graph build: Graphify over the notes' Markdown files, then note edges.
+"""Child process of a graph build: Graphify over a mirror of the parsed notes, then note edges.
 
 Run as `python -m memory.adapters.graphify.worker <request.json>`; Graphify prints progress
 and may touch HOME, so the parent gives it a log file and a private HOME.
@@ -16,16 +16,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
+from memory.adapters.graphify.mirror import update_mirror
 from memory.adapters.graphify.request import PARENT_ENV, decode_documents
-from memory.domain.chunking import split_front_matter
-from memory.domain.notes import NoteDocument
 
-_GRAPHIFY_SUFFIXES = (".md", ".mdx", ".qmd")
 MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of the build, 0 for no cap
 _DEFAULT_MEMORY_MB = 4096
-_MAX_FRONT_MATTER_CHARS = 64_000  # what MarkdownNoteSource reads as front matter at most
 
 
 def run(request: dict) -> dict:
@@ -36,39 +31,19 @@ def run(request: dict) -> dict:
 
     from memory.adapters.graphify.note_edges import NoteEdges
 
-    root = Path(request["root"]).resolve()
     documents = decode_documents(request)
-    files = sorted({root / d.note.path for d in documents
-                    if d.note.path.lower().endswith(_GRAPHIFY_SUFFIXES)
-                    and (root / d.note.path).is_file() and _safe_for_graphify(d)})
-    extraction = extract(files, cache_root=Path(request["cache_dir"]), root=root)
+    cache = Path(request["cache_dir"])
+    files, left_out = update_mirror(cache / "mirror", documents)
+    extraction = extract(files, cache_root=cache, root=cache / "mirror")
     dangling = _separate_collisions(extraction)  # Graphify's build drops these
-    graph = build_from_json(extraction, directed=True, root=root)
+    graph = build_from_json(extraction, directed=True, root=cache / "mirror")
     stats = NoteEdges(graph, documents).apply()
-    stats["graphify_files"] = len(files)
-    stats["graphify_dropped_edges"] = dangling
+    stats.update(graphify_files=len(files), graphify_left_out=left_out[:20],
+                 graphify_dropped_edges=dangling)
     graph.graph["ai_memory"] = stats
     if not to_json(graph, {}, request["output"], force=True):
         raise RuntimeError(f"graphify refused to write {request['output']}")
     return stats
-
-
-def _safe_for_graphify(doc: NoteDocument) -> bool:
-    """False for a note whose front matter Graphify must not parse.
-
-    Graphify reads front matter with yaml.safe_load, which expands aliases: a few hundred
-    bytes of nested aliases become gigabytes and minutes (a "billion laughs"). Such a note
-    keeps the page node, relations and links NoteEdges gives every note.
-    """
-    front, _ = split_front_matter("\n".join(doc.lines))
-    if front is None:
-        return True
-    if len(front) > _MAX_FRONT_MATTER_CHARS:
-        return False
-    try:
-        return not any(isinstance(token, yaml.AliasToken) for token in yaml.scan(front))
-    except yaml.YAMLError:
-        return True  # Graphify falls back to a bounded line parser on invalid YAML
 
 
 def _separate_collisions(extraction: dict) -> int:

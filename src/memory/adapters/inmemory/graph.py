@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from attrs import evolve
+
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import NotFound, Unavailable
+from memory.domain.identity import assign_identities
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
@@ -45,7 +48,9 @@ def _edges(docs: Sequence[NoteDocument]) -> list[Relation]:
 
 class _Stage(GraphStage):
     def __init__(self, owner: InMemoryGraph, gen_id: str, docs: Sequence[NoteDocument]):
-        self._owner, self._id, self._docs = owner, gen_id, list(docs)
+        ids = assign_identities(d.note for d in docs)  # contested ids go where the index's go
+        docs = [evolve(d, note=evolve(d.note, memory_id=ids[d.note.path])) for d in docs]
+        self._owner, self._id, self._docs = owner, gen_id, docs
         self.edges = _edges(docs)
 
     @property
@@ -85,6 +90,11 @@ class InMemoryGraph(GraphProvider, GraphGenerations):
             self._adj.setdefault(e.target, []).append((e.source, e))
         for hops in self._adj.values():
             hops.sort(key=lambda hop: -_STRENGTH.get(hop[1].relation, 0.4))
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """memory_id -> path of every note page published, for tests to read."""
+        return dict(self._paths)
 
     def current(self) -> GenerationInfo | None:
         if self._id is None:

@@ -164,7 +164,8 @@ class InMemoryStage(IndexStage):
             raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
         existing = self._snap.notes.get(document.note.memory_id)
         if existing is not None and existing.path != document.note.path:
-            raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}")
+            raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}",
+                                holder=existing.path)
         self.remove([note.path])  # adding a path again replaces what it held
         self._snap.notes[document.note.memory_id] = document.note
         self._snap.documents[document.note.memory_id] = document
@@ -291,9 +292,11 @@ class InMemoryChunkStore(ChunkStore):
         return snap.notes.get(memory_id) if snap else None
 
     def find(self, name: str) -> list[Note]:
-        key = name.strip().lower()
-        return [n for n in self.notes() if key in {x.lower() for x in n.names}
-                or key == n.path.lower().removesuffix(".md")]
+        key, exact = name.strip().lower(), name.strip()
+        found = [n for n in self.notes() if key in {x.lower() for x in n.names}
+                 or key == n.path.lower().removesuffix(".md")]
+        return sorted(found, key=lambda n: exact not in (n.memory_id, n.path,
+                                                         n.path.removesuffix(".md")))
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
         snap = self._snap()

@@ -1,38 +1,49 @@
-"""MarkdownNoteSource: scans the memory root for notes and parses one note, never writing."""
+"""MarkdownNoteSource: scans the memory root for notes and reads one: file I/O and YAML only."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import os
-import re
 import stat
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import yaml
 
-from memory.domain.chunking import (CHUNKING_VERSION, chunk_lines, extract_links,
-                                    first_heading, scope_from_path, split_front_matter,
-                                    split_lines)
+from memory.adapters.markdown.file_names import printable_name, printable_path, real_path
+from memory.domain.chunking import CHUNKING_VERSION
 from memory.domain.errors import InvalidRequest, NotFound
-from memory.domain.notes import Note, NoteDocument, ScopeKind, Status, note_path
+from memory.domain.markdown import front_matter_lines, split_lines
+from memory.domain.note_reading import read_note
+from memory.domain.notes import NoteDocument, note_path
 from memory.domain.refresh import SourceFile, SourceScan
 from memory.ports.note_source import NoteSource
 
-WIKI_VALUE = re.compile(r"^\[\[([^\[\]]+)\]\]$")
-# Plain strings in these fields often list several values: `tags: a, b`.
-COMMA_LISTS = frozenset({"tags", "related_repos", "related_projects"})
 YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
+# Real front matter nests a few levels; a thousand levels would take every later reader
+# (the graph build, JSON writers) past Python's recursion limit.
+MAX_FRONT_MATTER_DEPTH = 32
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader refusing aliases: a few hundred bytes of nested aliases expand to gigabytes."""
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader refusing aliases (a few hundred bytes of nested aliases expand to
+    gigabytes) and nesting deeper than MAX_FRONT_MATTER_DEPTH."""
+
+    depth = 0
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed",
                                               self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+        if self.depth >= MAX_FRONT_MATTER_DEPTH:
+            raise yaml.composer.ComposerError(
+                None, None, f"nested deeper than {MAX_FRONT_MATTER_DEPTH} levels",
+                self.peek_event().start_mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def _plain(value):
@@ -55,92 +66,6 @@ def _yaml_reason(error: Exception) -> str:
     mark = getattr(error, "problem_mark", None)
     where = f" (line {mark.line + 2})" if mark is not None else ""  # +2: 0-based, after `---`
     return f"{problem or type(error).__name__}{where}"[:200]
-
-
-def _scalar_text(value) -> str | None:
-    """A scalar front matter value as text (dates ISO); None for anything else or empty."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, (str, int, float)):
-        return str(value).strip() or None
-    return None
-
-
-class _Fields:
-    """Typed reads of a front matter mapping; every value it has to ignore leaves a warning."""
-
-    def __init__(self, data: dict, path: str, warnings: list[str]):
-        self.data, self._path, self._warnings = data, path, warnings
-
-    def warn(self, key: str, reason: str) -> None:
-        self._warnings.append(f"{self._path}: {key} ignored: {reason}")
-
-    def text(self, key: str) -> str | None:
-        value = self.data.get(key)
-        text = _scalar_text(value)
-        if text is None and value is not None and not isinstance(value, str):
-            self.warn(key, f"expected text, got {type(value).__name__}")
-        return text
-
-    def values(self, key: str) -> tuple[str, ...]:
-        value = self.data.get(key)
-        items = value if isinstance(value, list) else [] if value is None else [value]
-        out: list[str] = []
-        for item in items:
-            # Unquoted `[[Note]]` in YAML is a list inside a list: read it as the wikilink.
-            for leaf in item if isinstance(item, list) else [item]:
-                if isinstance(leaf, (dict, list)):
-                    self.warn(key, f"nested {type(leaf).__name__} value")
-                    continue
-                text = _scalar_text(leaf) or ""
-                parts = text.split(",") if key in COMMA_LISTS else [text]
-                out.extend(_unwiki(p.strip().lstrip("#") if key == "tags" else p.strip())
-                           for p in parts)
-        return tuple(dict.fromkeys(v for v in out if v))
-
-
-def _unwiki(value: str) -> str:
-    m = WIKI_VALUE.match(value)
-    return m.group(1).split("|", 1)[0].split("#", 1)[0].strip() if m else value
-
-
-def _declared_scope(fields: _Fields, from_path: dict) -> dict:
-    """`primary_scope: {kind, id}` wins over the folder; the id may be left to the folder."""
-    declared = fields.data.get("primary_scope")
-    if declared is None:
-        return from_path
-    if not isinstance(declared, dict):
-        fields.warn("primary_scope", "expected a mapping with kind and id")
-        return from_path
-    kind = ScopeKind.parse(str(declared.get("kind") or ""))
-    if kind is None:
-        fields.warn("primary_scope", f"unknown kind {declared.get('kind')!r}")
-        return from_path
-    ident = _scalar_text(declared.get("id"))
-    scope = {"scope_kind": kind, "scope_id": ident, "repository": None, "project": None,
-             "ticket": None}
-    owner = {ScopeKind.REPO: "repository", ScopeKind.PROJECT: "project",
-             ScopeKind.TICKET: "ticket"}.get(kind)
-    if owner:
-        key = ident or from_path[owner]
-        if not key:
-            fields.warn("primary_scope", f"kind {kind.value} needs an id")
-            return from_path
-        key = key.upper() if kind is ScopeKind.TICKET else key.lower()
-        scope.update({owner: key, "scope_id": key})
-        if kind is ScopeKind.TICKET:  # a ticket lives inside the repo/project of its folder
-            scope.update(repository=from_path["repository"], project=from_path["project"])
-    return scope
-
-
-def _status(fields: _Fields) -> Status:
-    raw = fields.text("status")
-    status = Status.parse(raw)
-    if raw and status.value != raw.lower().replace("_", "-"):
-        fields.warn("status", f"unknown value {raw!r}, read as active")
-    return status
 
 
 class MarkdownNoteSource(NoteSource):
@@ -173,11 +98,11 @@ class MarkdownNoteSource(NoteSource):
             raise NotFound(f"memory root is not a directory: {self._root}")
         files: dict[str, SourceFile] = {}
         warnings: list[str] = []
-        pending = [""]
+        pending = [("", self._root)]  # (folder as a note path spells it, real folder)
         while pending:
-            folder = pending.pop()
+            folder, real = pending.pop()
             try:
-                with os.scandir(os.path.join(self._root, folder)) as it:
+                with os.scandir(real) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as e:
                 if not folder:  # an unreadable root must not look like an empty memory
@@ -185,14 +110,18 @@ class MarkdownNoteSource(NoteSource):
                 warnings.append(f"{folder}: folder skipped: {e.strerror or e}")
                 continue
             for entry in entries:
-                rel = f"{folder}/{entry.name}" if folder else entry.name
+                name = printable_name(entry.name)
+                rel = f"{folder}/{name}" if folder else name
+                if name != entry.name and os.path.lexists(os.path.join(real, name)):
+                    warnings.append(f"{rel}: skipped, another file is named exactly so")
+                    continue
                 try:
                     self._visit(entry, rel, pending, files, warnings)
                 except OSError as e:
                     warnings.append(f"{rel}: skipped: {e.strerror or e}")
         return SourceScan(files=dict(sorted(files.items())), warnings=tuple(warnings))
 
-    def _visit(self, entry: os.DirEntry, rel: str, pending: list[str],
+    def _visit(self, entry: os.DirEntry, rel: str, pending: list[tuple[str, str]],
                files: dict[str, SourceFile], warnings: list[str]) -> None:
         if entry.name.startswith("."):
             return  # hidden folders (.git, .obsidian, .trash, .ai-memory) and files
@@ -209,7 +138,7 @@ class MarkdownNoteSource(NoteSource):
             if os.path.isdir(real):
                 return  # its target inside the root is scanned where it lives; no loops
         elif entry.is_dir(follow_symlinks=False):
-            pending.append(rel)
+            pending.append((rel, entry.path))
             return
         if not is_md or not entry.is_file():
             return
@@ -223,8 +152,8 @@ class MarkdownNoteSource(NoteSource):
     # -- load ---------------------------------------------------------------------------
 
     def load(self, path: str) -> NoteDocument:
-        rel = note_path(path)
-        real = os.path.realpath(os.path.join(self._root, *rel.split("/")))
+        rel = printable_path(note_path(path))
+        real = os.path.realpath(real_path(self._root, rel))
         if not self._inside(real):
             raise InvalidRequest(f"{rel}: resolves outside the memory root")
         raw = self._read(rel, real)
@@ -234,7 +163,11 @@ class MarkdownNoteSource(NoteSource):
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as e:
             raise InvalidRequest(f"{rel}: not valid UTF-8 (byte {e.start})") from None
-        return self._parse(rel, text, hashlib.sha256(raw).hexdigest())
+        lines = split_lines(text)
+        warnings: list[str] = []
+        data = self._front_matter(rel, front_matter_lines(lines)[0], warnings)
+        return read_note(rel, lines, data, content_hash=hashlib.sha256(raw).hexdigest(),
+                         warnings=warnings, window=self._window, overlap=self._overlap)
 
     def _read(self, rel: str, real: str) -> bytes:
         try:
@@ -254,53 +187,21 @@ class MarkdownNoteSource(NoteSource):
             raise InvalidRequest(f"{rel}: over the {self._max_file_bytes}-byte limit")
         return raw
 
-    def _front_matter(self, rel: str, yaml_text: str | None, warnings: list[str]) -> dict:
+    def _front_matter(self, rel: str, yaml_text: str | None, warnings: list[str]) -> dict | None:
+        """The front matter block as plain data; None (and a warning) when it cannot be."""
         if yaml_text is None:
-            return {}
+            return None
         reason = None
         if len(yaml_text.encode("utf-8")) > self._max_front_matter_bytes:
             reason = f"over {self._max_front_matter_bytes} bytes"
         else:
             try:
-                data = yaml.load(yaml_text, Loader=_NoAliasLoader)  # noqa: S506 (safe loader)
+                data = _plain(yaml.load(yaml_text, Loader=_BoundedLoader))  # noqa: S506
             except YAML_ERRORS as e:
                 data, reason = None, _yaml_reason(e)
             if data is not None and not isinstance(data, dict):
                 reason = f"expected a mapping, got {type(data).__name__}"
         if reason:
             warnings.append(f"{rel}: front matter ignored: {reason}")
-            return {}
+            return None
         return data or {}
-
-    def _parse(self, rel: str, text: str, digest: str) -> NoteDocument:
-        warnings: list[str] = []
-        lines = split_lines(text)
-        yaml_text, body_start = split_front_matter(text)
-        data = self._front_matter(rel, yaml_text, warnings)
-        fields = _Fields(data, rel, warnings)
-        scope = _declared_scope(fields, scope_from_path(rel))
-        title = fields.text("title") or first_heading(lines, body_start=body_start) \
-            or PurePosixPath(rel).name[:-3]
-        memory_id = fields.text("memory_id") or rel[:-3].lower()
-        date = fields.text("date")
-        created = fields.text("created") or date
-        related = fields.values("related")
-        note = Note(
-            memory_id=memory_id, path=rel, title=title, type=fields.text("type") or "memory",
-            root_scope=(fields.text("root_scope") or "work").lower(),
-            scope_kind=scope["scope_kind"], scope_id=scope["scope_id"],
-            repository=scope["repository"], project=scope["project"], ticket=scope["ticket"],
-            status=_status(fields), created=created, updated=fields.text("updated"),
-            review_after=fields.text("review_after"), related=related,
-            related_repos=fields.values("related_repos"),
-            related_projects=fields.values("related_projects"),
-            supersedes=fields.values("supersedes"), superseded_by=fields.values("superseded_by"),
-            tags=fields.values("tags"), aliases=fields.values("aliases"),
-            links=tuple(dict.fromkeys((*extract_links(lines[body_start - 1:]), *related))),
-            content_hash=digest, line_count=len(lines))
-        chunks = chunk_lines(lines, memory_id=memory_id, path=rel, title=title,
-                             date=date or created, window=self._window,
-                             overlap=self._overlap, body_start=body_start,
-                             ticket=note.ticket)
-        return NoteDocument(note=note, chunks=chunks, lines=tuple(lines),
-                            front_matter=_plain(data), warnings=tuple(warnings))

@@ -54,9 +54,14 @@ class SqliteChunkStore(ChunkStore):
         with self._index.reading() as view:
             if view is None or not key:
                 return []
+            # Names match case-insensitively; a note spelled exactly so comes first (two
+            # notes whose paths differ only in case are two notes on Linux).
+            exact = (name or "").strip()
             ids = [r[0] for r in view.conn.execute(
-                "SELECT DISTINCT nn.memory_id FROM note_names nn JOIN notes n "
-                "ON n.memory_id = nn.memory_id WHERE nn.name = ? ORDER BY n.path", (key,))]
+                "SELECT nn.memory_id FROM note_names nn JOIN notes n "
+                "ON n.memory_id = nn.memory_id WHERE nn.name = ? GROUP BY nn.memory_id "
+                "ORDER BY max(n.memory_id = ? OR n.path = ? OR n.path = ?) DESC, n.path",
+                (key, exact, exact, exact + ".md"))]
             found = view.notes_for(ids)
             return [found[i] for i in ids]
 

@@ -143,7 +143,7 @@ class SqliteIndexStage(IndexStage):
         note = document.note
         held = conn.execute("SELECT path FROM notes WHERE memory_id = ?", (note.memory_id,)).fetchone()
         if held is not None and held[0] != note.path:
-            raise DuplicateNote(f"{note.memory_id} is already used by {held[0]}")
+            raise DuplicateNote(f"{note.memory_id} is already used by {held[0]}", holder=held[0])
         old = conn.execute("SELECT memory_id FROM notes WHERE path = ?", (note.path,)).fetchone()
         if old is not None:
             self._delete_note(conn, old[0])

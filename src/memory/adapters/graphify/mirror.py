@@ -1,0 +1,82 @@
+"""What Graphify reads: each note's parsed body, kept in a mirror folder of the state dir.
+
+Graphify reads files from disk; handing it the notes themselves would let it see what the
+index never keeps: secret values (the parsed lines have them replaced), front matter it
+would parse with its own YAML loader (aliases, deep nesting) and copy onto graph nodes,
+names that are not text. The mirror holds the parsed lines under the note paths (printable
+by construction), front matter blanked so every line keeps its number. It is brought up to
+date by each build, so a note that did not change costs a read, not a write.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory.domain.markdown import front_matter_lines
+from memory.domain.notes import NoteDocument
+
+GRAPHIFY_SUFFIXES = (".md", ".mdx", ".qmd")
+
+
+def mirror_text(doc: NoteDocument) -> str:
+    """The note's lines as Graphify may read them: front matter lines left blank."""
+    _, body_start = front_matter_lines(doc.lines)
+    lines = [""] * (body_start - 1) + list(doc.lines[body_start - 1:])
+    return "\n".join(lines) + "\n"
+
+
+def _same(target: str, text: str) -> bool:
+    try:
+        with open(target, encoding="utf-8", newline="") as handle:
+            return handle.read(len(text) + 1) == text
+    except (OSError, ValueError):
+        return False
+
+
+def _write(target: str, text: str, made: set[str]) -> None:
+    parent = os.path.dirname(target)
+    if parent not in made:
+        os.makedirs(parent, exist_ok=True)
+        made.add(parent)
+    with open(target, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def update_mirror(folder: Path, documents: Sequence[NoteDocument]) -> tuple[list[Path], list[str]]:
+    """Make folder hold exactly the notes Graphify can read; (their files, paths left out).
+
+    A path this disk cannot hold (too long, a folder of that name) is left out: its note
+    still gets a page of its own.
+    """
+    kept, left_out, made = {}, [], set()
+    for doc in documents:
+        path = doc.note.path
+        if not path.lower().endswith(GRAPHIFY_SUFFIXES):
+            continue
+        target = os.path.join(folder, *path.split("/"))
+        text = mirror_text(doc)
+        try:
+            if not _same(target, text):
+                _write(target, text, made)
+        except (OSError, ValueError):
+            left_out.append(path)
+            continue
+        kept[target] = path
+    _remove_others(folder, kept)
+    return sorted(Path(t) for t in kept), left_out
+
+
+def _remove_others(folder: Path, kept: dict[str, str]) -> None:
+    """Files of notes that are gone, and folders left empty, leave the mirror."""
+    for top, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            path = os.path.join(top, name)
+            if path not in kept:
+                os.unlink(path)
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(top, name))
+            except OSError:
+                pass  # not empty
