@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from memory.entrypoints import presenters
+from memory.entrypoints import presenters, status_presenters
 from memory.entrypoints.settings import Settings
 
 WELCOME = """---
@@ -80,14 +80,14 @@ def _index_and_prove(root: Path) -> int:
     from memory.entrypoints.container import build
     service = build(Settings.resolve(str(root))).use_cases.service()
     report = service.refresh("full")
-    print(presenters.refresh_text(report), file=sys.stderr)
+    print(status_presenters.refresh_text(report), file=sys.stderr)
     if not report.ok:
         return 1
     packet = service.search("how do agents use ai-memory", status="any")
     print(presenters.packet_text(packet, snippet_lines=2), file=sys.stderr)
     health = service.health()
-    print(presenters.health_text(health), file=sys.stderr)
-    return 0 if health["healthy"] else 1
+    print(status_presenters.health_text(health), file=sys.stderr)
+    return 0 if health.healthy else 1
 
 
 def _clients(args, root: Path) -> int:
