@@ -13,8 +13,9 @@ from memory.adapters.inmemory.source_control import InMemorySourceControl
 from memory.adapters.inmemory.state import (FixedClock, InMemoryEmbeddingCache,
                                             InMemoryFeedbackLog, InMemoryLock,
                                             InMemoryRefreshHistory)
+from memory.adapters.inmemory.tokens import InMemoryTokenStore
 
 __all__ = ["DeterministicEmbedder", "FixedClock", "InMemoryChangeFeed", "InMemoryChunkStore",
            "InMemoryEmbeddingCache", "InMemoryFeedbackLog", "InMemoryGenerations", "InMemoryGraph",
            "InMemoryIndex", "InMemoryLock", "InMemoryNoteSource", "InMemoryRefreshHistory",
-           "InMemorySourceControl", "InMemoryVectorIndex"]
+           "InMemorySourceControl", "InMemoryTokenStore", "InMemoryVectorIndex"]
