@@ -1,4 +1,4 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup and eval."""
+"""The `ai-memory` command line: the eight operations plus serve, setup, eval and token."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", parents=[common], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+    _http_flags(s)
     s = sub.add_parser("search", parents=[common, scoped], help="search memory, cite evidence")
     s.add_argument("query")
     s = sub.add_parser("explain", parents=[common, scoped], help="why a search ranks as it does")
@@ -71,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--uninstall", action="store_true")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
+    _shared_server_commands(sub, common)
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
     s.add_argument("queries")
     s.add_argument("--k", default="1,3,5,10")
@@ -78,6 +80,33 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--signals", default="lexical,semantic,graph",
                    help="comma-separated signals to use (ablations)")
     return p
+
+
+def _http_flags(s: argparse.ArgumentParser) -> None:
+    h = s.add_argument_group("Streamable HTTP (one server for many clients)")
+    h.add_argument("--http", nargs="?", const="", metavar="[HOST:]PORT",
+                   help="serve over HTTP at /mcp instead of stdio (default 127.0.0.1:8765)")
+    h.add_argument("--auth", choices=("none", "tokens", "oauth"), default="none",
+                   help="required to bind a non-loopback address")
+    h.add_argument("--issuer", help="--auth oauth: the issuer whose JWTs are accepted")
+    h.add_argument("--audience", help="--auth oauth: the audience tokens must be issued for")
+    h.add_argument("--jwks", metavar="URL|FILE", help="--auth oauth: the issuer's signing keys")
+    h.add_argument("--public-url", help="the URL clients use (behind a TLS proxy); its Host and "
+                                        "Origin are admitted, and it names the resource")
+    h.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a browser origin to admit (none is by default)")
+    h.add_argument("--max-concurrent", type=int, help="requests in flight per token (default 8)")
+
+
+def _shared_server_commands(sub, common: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("token", help="API tokens for serve --http --auth tokens")
+    tokens = s.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    t = tokens.add_parser("create", parents=[common], help="make a token; it is printed once")
+    t.add_argument("--name", required=True)
+    t.add_argument("--scope", choices=("read", "write"), default="read")
+    tokens.add_parser("list", parents=[common], help="tokens by name and scope (never secrets)")
+    t = tokens.add_parser("revoke", parents=[common], help="revoke a token by name")
+    t.add_argument("name")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,9 +153,15 @@ def _scope(args) -> dict:
 
 def _dispatch(args) -> int:
     cmd = args.command
+    if cmd == "serve" and args.http is not None:
+        from memory.entrypoints.http.server import run_serve_http
+        return run_serve_http(args, _settings(args))
     if cmd == "serve":
         from memory.entrypoints.mcp_server import serve
         return serve(_settings(args))
+    if cmd == "token":
+        from memory.entrypoints.token_command import run_token
+        return run_token(args, _settings(args, must_exist=False))
     if cmd == "setup":
         from memory.entrypoints.setup_command import run_setup
         return run_setup(args)
