@@ -1,4 +1,5 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup, eval and token."""
+"""The `ai-memory` command line: the eight operations plus serve, setup, eval and the shared
+server (token, daemon, connect)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,7 @@ def _http_flags(s: argparse.ArgumentParser) -> None:
     h.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a browser origin to admit (none is by default)")
     h.add_argument("--max-concurrent", type=int, help="requests in flight per token (default 8)")
+    h.add_argument("--daemon-record", action="store_true", help=argparse.SUPPRESS)
 
 
 def _shared_server_commands(sub, common: argparse.ArgumentParser) -> None:
@@ -107,6 +109,12 @@ def _shared_server_commands(sub, common: argparse.ArgumentParser) -> None:
     tokens.add_parser("list", parents=[common], help="tokens by name and scope (never secrets)")
     t = tokens.add_parser("revoke", parents=[common], help="revoke a token by name")
     t.add_argument("name")
+    s = sub.add_parser("daemon", parents=[common], help="the root's shared local HTTP server")
+    s.add_argument("action", choices=("start", "stop", "status"))
+    s = sub.add_parser("connect", parents=[common],
+                       help="stdio bridge to the root's shared server (started if needed)")
+    s.add_argument("--url", help="bridge to this server instead (e.g. a team server)")
+    s.add_argument("--token-env", metavar="VAR", help="send the bearer token in $VAR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,6 +170,13 @@ def _dispatch(args) -> int:
     if cmd == "token":
         from memory.entrypoints.token_command import run_token
         return run_token(args, _settings(args, must_exist=False))
+    if cmd == "daemon":
+        from memory.entrypoints.daemon import LocalDaemon, run_daemon
+        settings = _settings(args)
+        return run_daemon(args.action, LocalDaemon(settings.root, settings.state_dir))
+    if cmd == "connect":
+        from memory.entrypoints.bridge import run_connect
+        return run_connect(_settings(args, must_exist=args.url is None), args.url, args.token_env)
     if cmd == "setup":
         from memory.entrypoints.setup_command import run_setup
         return run_setup(args)

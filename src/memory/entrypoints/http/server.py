@@ -138,9 +138,16 @@ def _log_to_stderr() -> None:
 
 
 def run_serve_http(args, settings: Settings) -> int:
-    """`ai-memory serve --http ...`."""
+    """`ai-memory serve --http ...` (and the daemon, which also records where it listens)."""
     config = HttpConfig.from_flags(
         args.http, auth=args.auth, issuer=args.issuer, audience=args.audience, jwks=args.jwks,
         public_url=args.public_url, allow_origins=tuple(args.allow_origin),
         max_concurrent=args.max_concurrent)
-    return serve_http(settings, config)
+    if not args.daemon_record:
+        return serve_http(settings, config)
+    from memory.entrypoints.daemon import LocalDaemon
+    daemon = LocalDaemon(settings.root, settings.state_dir)
+    try:
+        return serve_http(settings, config, on_listening=daemon.write_record)
+    finally:
+        daemon.clear_record()
