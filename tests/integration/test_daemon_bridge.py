@@ -122,6 +122,23 @@ async def test_a_raw_client_through_the_bridge_sees_json_rpc_only_and_the_bridge
     assert rss_mb < 80, "the bridge has grown an import of the model stack"
 
 
+def test_the_2026_revision_goes_through_the_bridge_and_stdin_eof_waits_for_answers(root):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                 "name": "memory_search", "arguments": {"query": "rollback plan"},
+                 "_meta": meta}}]
+    done = subprocess.run([sys.executable, "-m", "memory", "connect", "--root", str(root)],
+                          input="".join(json.dumps(x) + "\n" for x in lines), text=True,
+                          capture_output=True, timeout=300, env=server_env())
+    replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0, done.stderr
+    assert replies[1]["result"]["resultType"] == "complete"
+    assert len(replies[1]["result"]["tools"]) == 8
+    assert replies[2]["result"]["structuredContent"]["items"]
+
+
 @pytest.mark.anyio
 async def test_two_clients_share_one_daemon_with_their_own_scope(root, tmp_path):
     checkout = git_work_tree(tmp_path / "alpha", "git@github.com:acme/alpha.git")

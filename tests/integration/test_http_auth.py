@@ -128,6 +128,15 @@ def test_a_revoked_token_is_refused_by_the_running_server(token_server, tokens, 
     assert cli("token", "revoke", "--root", str(root), "doomed").returncode == 3
 
 
+def test_a_session_answers_only_the_token_that_opened_it(token_server, tokens):
+    opened = post(token_server.url, INIT, tokens["writer"])
+    session = {"Mcp-Session-Id": opened.headers["mcp-session-id"],
+               "MCP-Protocol-Version": "2025-06-18"}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    assert post(token_server.url, ping, tokens["reader"], **session).status_code == 404
+    assert post(token_server.url, ping, tokens["writer"], **session).status_code == 200
+
+
 def test_an_oversized_body_gets_413_before_anything_reads_it(token_server, tokens):
     big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (3 << 20) + b'"}}'
     response = post(token_server.url, big, tokens["writer"])
@@ -189,6 +198,7 @@ def test_protected_resource_metadata_is_published(oauth_server):
     metadata = httpx2.get(metadata_url, timeout=30).json()
     assert metadata["resource"] == oauth_server.url
     assert metadata["authorization_servers"] == [ISSUER]
+    assert metadata["scopes_supported"] == ["memory:read", "memory:write"]
     challenge = post(oauth_server.url, INIT).headers["www-authenticate"]
     assert f'resource_metadata="{metadata_url}"' in challenge
 

@@ -7,6 +7,7 @@ import urllib.request
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from http_harness import cli, git_work_tree, http_server, make_root, mcp_session
 
@@ -120,6 +121,35 @@ async def test_the_servers_own_folder_scopes_no_session(root, tmp_path):
         async with mcp_session(served.url) as session:
             packet = (await session.call_tool("memory_search", {"query": "deploy checklist"}))
             assert "inferred" not in packet.structured_content["scope"]
+
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def sse_result(response: httpx2.Response) -> dict:
+    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+    messages = [json.loads(d) for d in data if d] if data else [response.json()]
+    return next(m for m in messages if "result" in m or "error" in m)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_every_handshake_revision_is_negotiated(server, version):
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    answer = sse_result(httpx2.post(server.url, json=init, headers=ACCEPT, timeout=60))
+    assert answer["result"]["protocolVersion"] == version
+
+
+def test_the_2026_revision_needs_no_session(server):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "rollback plan"},
+                       "_meta": meta}}
+    headers = {**ACCEPT, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+               "Mcp-Name": "memory_search"}
+    answer = sse_result(httpx2.post(server.url, json=call, headers=headers, timeout=120))
+    assert "Decisions/Deploys.md" in paths(answer["result"]["structuredContent"])
 
 
 def test_status_names_the_root_not_its_path(server, root):

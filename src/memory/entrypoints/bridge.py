@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
@@ -29,6 +30,7 @@ from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPAC
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 CONNECT_TIMEOUT_S = 10.0
+DRAIN_TIMEOUT_S = 60.0  # for answers still due when the client closes stdin
 # The 2026-07-28 envelope (no handshake) and its routing headers: mcp_types and
 # mcp.shared.inbound spell them, but importing those would load pydantic into the bridge.
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -93,11 +95,16 @@ class StdioBridge:
         self._epoch = 0  # bumped each time a new upstream session replaces the old one
         self._closed = False
         self._listener: threading.Thread | None = None
+        self._workers: list[threading.Thread] = []
 
     def run(self) -> int:
         for line in self._stdin:
             if line.strip():
                 self._dispatch(line)
+        # The client closed stdin: answer what it already asked, within reason, then go.
+        deadline = time.monotonic() + DRAIN_TIMEOUT_S
+        for worker in self._workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
         self._close()
         return 0
 
@@ -118,7 +125,9 @@ class StdioBridge:
                 self._start_listener()
         elif _requests(message):
             # Concurrently: a long call must not hold up the next one or its cancellation.
-            threading.Thread(target=self._send, args=(message,), daemon=True).start()
+            worker = threading.Thread(target=self._send, args=(message,), daemon=True)
+            self._workers = [w for w in self._workers if w.is_alive()] + [worker]
+            worker.start()
         else:
             self._send(message)  # notifications and answers to the server, in order
 

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from attrs import evolve
-from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.routes import (build_resource_metadata_url,
+                                    create_protected_resource_routes)
 from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -24,6 +26,7 @@ from starlette.types import ASGIApp
 
 from memory import __version__
 from memory.domain.errors import Unavailable
+from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE
 from memory.entrypoints.http.auth import verifier_for
 from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH, AuthMode, HttpConfig
 from memory.entrypoints.http.guards import Admission, HostOriginGuard, McpRequestGate
@@ -69,14 +72,27 @@ def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=admission.sdk_settings(),
         host=config.host, max_request_body_size=config.max_body_bytes)
-    metadata = (str(build_resource_metadata_url(config.resource_url))
-                if config.auth is AuthMode.OAUTH else None)
+    metadata = None
+    if config.auth is AuthMode.OAUTH:
+        metadata = str(build_resource_metadata_url(config.resource_url))
+        _publish_both_scopes(app, config)
     # Appended, so it runs inside the SDK's authentication and sees the credential's scopes.
     app.user_middleware.append(Middleware(
         McpRequestGate, path=MCP_PATH, max_body=config.max_body_bytes,
         max_in_flight=config.max_concurrent_per_token, read_only=ToolHints(server),
         resource_metadata=metadata))
     return server, HostOriginGuard(app, admission)
+
+
+def _publish_both_scopes(app: Starlette, config: HttpConfig) -> None:
+    """RFC 9728 metadata naming both scopes: the SDK's lists only the one every call needs,
+    and a client must learn that it may ask for memory:write too."""
+    routes = create_protected_resource_routes(
+        resource_url=config.resource_url, authorization_servers=[config.oauth.issuer],
+        scopes_supported=[READ_SCOPE, WRITE_SCOPE], resource_name="ai-memory")
+    paths = {route.path for route in routes}
+    app.router.routes[:] = [*routes, *(r for r in app.router.routes
+                                      if getattr(r, "path", None) not in paths)]
 
 
 def _status_endpoint(identity: str):
