@@ -152,6 +152,11 @@ def test_the_2026_revision_needs_no_session(server):
     assert "Decisions/Deploys.md" in paths(answer["result"]["structuredContent"])
 
 
+def test_an_oversized_body_gets_413_without_authentication_too(server):
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (3 << 20) + b'"}}'
+    assert httpx2.post(server.url, content=big, headers=ACCEPT, timeout=60).status_code == 413
+
+
 def test_status_names_the_root_not_its_path(server, root):
     with urllib.request.urlopen(server.url.replace("/mcp", "/ai-memory/status"), timeout=10) as r:
         status = json.loads(r.read())

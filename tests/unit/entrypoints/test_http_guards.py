@@ -81,14 +81,18 @@ def tool_call(name: str, request_id=1) -> bytes:
 
 
 @pytest.mark.anyio
-async def test_a_body_over_the_limit_is_refused_declared_or_streamed():
+async def test_a_body_over_the_limit_is_refused_declared_or_streamed_once_authenticated():
     inner = Inner()
-    status, _, _ = await call(gate(inner), b"x" * 1001)
+    who = user("memory:read")
+    status, _, _ = await call(gate(inner), b"x" * 1001, who=who)
     assert status == 413
-    status, _, _ = await call(gate(inner), b"{}", headers=[(b"content-length", b"5000")])
+    status, _, _ = await call(gate(inner), b"{}", headers=[(b"content-length", b"5000")],
+                              who=who)
     assert status == 413
-    status, _, _ = await call(gate(inner), tool_call("memory_search"))
+    status, _, _ = await call(gate(inner), tool_call("memory_search"), who=who)
     assert status == 200 and inner.bodies == [tool_call("memory_search")]  # replayed whole
+    status, _, _ = await call(gate(inner), b"x" * 1001)  # unauthenticated: not read here
+    assert status == 200 and inner.bodies[-1] == b"x" * 300
 
 
 @pytest.mark.anyio

@@ -89,12 +89,14 @@ class McpRequestGate:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self._path or scope["method"] != "POST":
             return await self._app(scope, receive, send)
+        user = scope.get("user")
+        if not isinstance(user, AuthenticatedUser):
+            # No authentication configured (all local; the transport bounds the body itself),
+            # or no valid credential: 401 next, without reading a byte of the body.
+            return await self._app(scope, receive, send)
         body = await _read_body(scope, receive, self._max_body)
         if body is None:
             return await _refuse(send, 413, f"request body over {self._max_body} bytes")
-        user = scope.get("user")
-        if not isinstance(user, AuthenticatedUser):  # no authentication configured: all local
-            return await self._app(scope, _replay(body, receive), send)
         calls = _tool_calls(body)
         for request_id, tool in calls:
             if WRITE_SCOPE not in user.scopes and await self._read_only(tool) is False:
