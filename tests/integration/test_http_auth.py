@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import stat
+import sys
 import time
 from pathlib import Path
 
@@ -16,7 +17,9 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from http_harness import cli, http_server, make_root, mcp_session
+from http_harness import cli, http_server, make_root, mcp_session, server_env
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -118,6 +121,24 @@ async def test_a_write_token_may_refresh(token_server, tokens):
         with anyio.fail_after(300):
             result = await session.call_tool("memory_refresh", {"mode": "index"})
         assert not result.is_error, result.content
+
+
+@pytest.mark.anyio
+async def test_a_stdio_client_reaches_a_team_server_through_the_bridge(token_server, tokens,
+                                                                     tmp_path):
+    params = StdioServerParameters(
+        command=sys.executable, env=server_env(AIM_TOKEN=tokens["reader"]),
+        args=["-m", "memory", "connect", "--url", token_server.url, "--token-env", "AIM_TOKEN"])
+    with (tmp_path / "bridge.stderr").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                with anyio.fail_after(120):
+                    await session.initialize()
+                    found = await session.call_tool("memory_search", {"query": "rollback plan"})
+                    assert not found.is_error and found.structured_content["items"]
+                    with pytest.raises(MCPError, match="HTTP 403: forbidden: memory_refresh"):
+                        await session.call_tool("memory_refresh", {})
+    assert tokens["reader"] not in (tmp_path / "bridge.stderr").read_text()
 
 
 def test_a_revoked_token_is_refused_by_the_running_server(token_server, tokens, root):

@@ -26,6 +26,7 @@ from urllib.parse import urlencode, urlsplit
 
 from memory.domain.errors import AiMemoryError
 from memory.entrypoints.daemon import LocalDaemon
+from memory.entrypoints.http.config import is_loopback
 from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPACE_HEADER
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -137,7 +138,8 @@ class StdioBridge:
         try:
             conn, response = self._open("POST", json.dumps(message).encode(), headers)
         except (OSError, http.client.HTTPException, AiMemoryError) as exc:
-            if retry and self._recover(epoch):
+            # A failed initialize is simply sent again; anything later needs the handshake.
+            if retry and self._recover(epoch, replay=not _is_method(message, "initialize")):
                 return self._send(message, retry=False)
             return self._fail(message, f"cannot reach the ai-memory server: {exc}")
         with closing(conn):
@@ -173,7 +175,7 @@ class StdioBridge:
 
     # -- recovery --------------------------------------------------------------------------
 
-    def _recover(self, epoch: int) -> bool:
+    def _recover(self, epoch: int, replay: bool = True) -> bool:
         """A new upstream session in place of the lost one; False when none could be made."""
         with self._state:
             if self._epoch != epoch:
@@ -181,7 +183,8 @@ class StdioBridge:
             try:
                 self._upstream.recover()
                 self._session = None
-                self._replay_handshake()
+                if replay:
+                    self._replay_handshake()
             except (OSError, http.client.HTTPException, AiMemoryError, ValueError) as exc:
                 print(f"ai-memory connect: cannot restore the session: {exc}", file=sys.stderr)
                 return False
@@ -373,7 +376,9 @@ def workspace_header(cwd: Path | None, env: dict[str, str]) -> dict[str, str]:
 
 def run_connect(settings, url: str | None, token_env: str | None) -> int:
     """Bridge stdin/stdout to `url`, or to the local daemon of `settings.root`."""
-    headers = workspace_header(settings.cwd, dict(os.environ))
+    headers = {}
+    if url is None or is_loopback(urlsplit(url).hostname or ""):  # a folder path means nothing to another machine
+        headers.update(workspace_header(_cwd(), dict(os.environ)))
     if token_env:
         token = os.environ.get(token_env, "").strip()
         if not token:
@@ -382,3 +387,10 @@ def run_connect(settings, url: str | None, token_env: str | None) -> int:
     upstream = (FixedUpstream(url) if url
                 else DaemonUpstream(LocalDaemon(settings.root, settings.state_dir)))
     return StdioBridge(upstream, sys.stdin.buffer, sys.stdout.buffer, headers).run()
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # started in a folder that was deleted since
+        return None

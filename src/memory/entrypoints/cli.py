@@ -176,7 +176,7 @@ def _dispatch(args) -> int:
         return run_daemon(args.action, LocalDaemon(settings.root, settings.state_dir))
     if cmd == "connect":
         from memory.entrypoints.bridge import run_connect
-        return run_connect(_settings(args, must_exist=args.url is None), args.url, args.token_env)
+        return run_connect(None if args.url else _settings(args), args.url, args.token_env)
     if cmd == "setup":
         from memory.entrypoints.setup_command import run_setup
         return run_setup(args)

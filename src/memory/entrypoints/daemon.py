@@ -28,12 +28,12 @@ from filelock import FileLock, Timeout
 
 from memory import __version__
 from memory.domain.errors import Unavailable
+from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH
 from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV
 
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
-STATUS_PATH = "/ai-memory/status"  # the server's, see entrypoints/http/config.py
 # Per-client settings: a shared daemon must not adopt those of whichever client started it;
 # each bridge sends its own with every request.
 CLIENT_ENV = (REPOSITORY_ENV, AUTO_SCOPE_ENV)
@@ -55,7 +55,7 @@ class DaemonRecord:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"http://127.0.0.1:{self.port}{MCP_PATH}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +65,7 @@ class DaemonStatus:
 
 
 def root_fingerprint(root: Path) -> str:
-    """The root's id as the daemon's status reports it (see http/server.root_id)."""
+    """A short fingerprint of a memory root: a daemon's status names it, not the path."""
     return hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
 
 

@@ -6,7 +6,6 @@ to a session (its MCP roots, its credential) travels with each request.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import socket
@@ -27,6 +26,7 @@ from starlette.types import ASGIApp
 from memory import __version__
 from memory.domain.errors import Unavailable
 from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE
+from memory.entrypoints.daemon import LocalDaemon, root_fingerprint
 from memory.entrypoints.http.auth import verifier_for
 from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH, AuthMode, HttpConfig
 from memory.entrypoints.http.guards import Admission, HostOriginGuard, McpRequestGate
@@ -54,11 +54,6 @@ class ToolHints:
             self._read_only = {t.name: bool(t.annotations and t.annotations.read_only_hint)
                                for t in await self._server.list_tools()}
         return self._read_only.get(name)
-
-
-def root_id(settings: Settings) -> str:
-    """A short fingerprint of the memory root: a daemon's status names it, not the path."""
-    return hashlib.sha256(str(settings.root).encode("utf-8")).hexdigest()[:16]
 
 
 def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
@@ -114,7 +109,7 @@ def serve_http(settings: Settings, config: HttpConfig,
         config = evolve(config, port=sock.getsockname()[1])  # port 0 asked for any free one
         store = _token_store(settings) if config.auth is AuthMode.TOKENS else None
         _server, asgi = build_http_app(app.service, config, warm=app.warm, store=store,
-                                       identity=root_id(settings))
+                                       identity=root_fingerprint(settings.root))
         log.info("ai-memory %s serving %s at %s (auth: %s)%s", __version__, settings.root,
                  config.resource_url, config.auth.value,
                  "" if settings.watch else " (not watching)")
@@ -161,7 +156,6 @@ def run_serve_http(args, settings: Settings) -> int:
         max_concurrent=args.max_concurrent)
     if not args.daemon_record:
         return serve_http(settings, config)
-    from memory.entrypoints.daemon import LocalDaemon
     daemon = LocalDaemon(settings.root, settings.state_dir)
     try:
         return serve_http(settings, config, on_listening=daemon.write_record)
