@@ -170,9 +170,11 @@ def test_status_names_the_root_not_its_path(server, root):
     ("0.0.0.0:0", ["--auth", "tokens"], "--public-url"),
     ("127.0.0.1:0", ["--auth", "oauth", "--issuer", "https://id.example.com"], "--audience"),
     ("127.0.0.1:99999", [], "port"),
+    (None, ["--auth", "tokens"], "belong to --http"),
 ])
 def test_an_unsafe_or_incomplete_configuration_refuses_to_start(root, bind, extra, message):
-    done = cli("serve", "--root", str(root), "--http", bind, *extra, timeout=120)
+    done = cli("serve", "--root", str(root), *(["--http", bind] if bind else []), *extra,
+               timeout=120)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""

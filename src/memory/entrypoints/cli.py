@@ -165,6 +165,11 @@ def _dispatch(args) -> int:
         from memory.entrypoints.http.server import run_serve_http
         return run_serve_http(args, _settings(args))
     if cmd == "serve":
+        http_only = (args.auth != "none", args.issuer, args.audience, args.jwks,
+                     args.public_url, args.allow_origin, args.max_concurrent)
+        if any(http_only):
+            raise InvalidRequest("--auth, --issuer, --audience, --jwks, --public-url, "
+                                 "--allow-origin and --max-concurrent belong to --http")
         from memory.entrypoints.mcp_server import serve
         return serve(_settings(args))
     if cmd == "token":
