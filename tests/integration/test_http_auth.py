@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import http.server
 import json
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -274,3 +276,29 @@ def test_an_oauth_read_token_gets_a_scope_challenge_for_a_write_tool(oauth_serve
     assert refused.status_code == 403
     challenge = refused.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge and "resource_metadata=" in challenge
+
+
+def test_keys_fetched_from_a_jwks_url_when_one_is_configured(root, issuer, tmp_path):
+    (tmp_path / "jwks.json").write_text(json.dumps(issuer.jwks()))
+    fetched: list[str] = []
+
+    class Keys(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args):
+            fetched.append(self.path)
+    keys = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Keys)
+    threading.Thread(target=keys.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{keys.server_address[1]}/jwks.json"
+    try:
+        with http_server(root, tmp_path / "serve.stderr", "--no-watch", "--auth", "oauth",
+                         "--issuer", ISSUER, "--audience", AUDIENCE, "--jwks", url) as served:
+            assert not fetched  # nothing is fetched before a token needs checking
+            assert post(served.url, INIT, issuer.token()).status_code == 200
+            assert post(served.url, INIT, issuer.token()).status_code == 200
+            assert post(served.url, INIT, Issuer(kid="other").token()).status_code == 401
+    finally:
+        keys.shutdown()
+    assert fetched and fetched[0] == "/jwks.json"
+    assert len(fetched) <= 2  # cached: at most one refetch, for the unknown key id
