@@ -1,4 +1,5 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup and eval."""
+"""The `ai-memory` command line: the eight operations plus serve, setup, eval and the shared
+server (token, daemon, connect)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def _operation_commands(sub, common, scoped) -> None:
     """serve, then the operations from search to health (feedback and setup follow)."""
     s = sub.add_parser("serve", parents=[common], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+    _http_flags(s)
     s = sub.add_parser("search", parents=[common, scoped], help="search memory, cite evidence")
     s.add_argument("query")
     s = sub.add_parser("explain", parents=[common, scoped], help="why a search ranks as it does")
@@ -89,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--uninstall", action="store_true",
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
+    _shared_server_commands(sub, common)
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
     s.add_argument("queries")
     s.add_argument("--k", default="1,3,5,10")
@@ -96,6 +99,40 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--signals", default="lexical,semantic,graph",
                    help="comma-separated signals to use (ablations)")
     return p
+
+
+def _http_flags(s: argparse.ArgumentParser) -> None:
+    h = s.add_argument_group("Streamable HTTP (one server for many clients)")
+    h.add_argument("--http", nargs="?", const="", metavar="[HOST:]PORT",
+                   help="serve over HTTP at /mcp instead of stdio (default 127.0.0.1:8765)")
+    h.add_argument("--auth", choices=("none", "tokens", "oauth"), default="none",
+                   help="required to bind a non-loopback address")
+    h.add_argument("--issuer", help="--auth oauth: the issuer whose JWTs are accepted")
+    h.add_argument("--audience", help="--auth oauth: the audience tokens must be issued for")
+    h.add_argument("--jwks", metavar="URL|FILE", help="--auth oauth: the issuer's signing keys")
+    h.add_argument("--public-url", help="the URL clients use (behind a TLS proxy); its Host and "
+                                        "Origin are admitted, and it names the resource")
+    h.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a browser origin to admit (none is by default)")
+    h.add_argument("--max-concurrent", type=int, help="requests in flight per token (default 8)")
+    h.add_argument("--daemon-record", action="store_true", help=argparse.SUPPRESS)
+
+
+def _shared_server_commands(sub, common: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("token", help="API tokens for serve --http --auth tokens")
+    tokens = s.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    t = tokens.add_parser("create", parents=[common], help="make a token; it is printed once")
+    t.add_argument("--name", required=True)
+    t.add_argument("--scope", choices=("read", "write"), default="read")
+    tokens.add_parser("list", parents=[common], help="tokens by name and scope (never secrets)")
+    t = tokens.add_parser("revoke", parents=[common], help="revoke a token by name")
+    t.add_argument("name")
+    s = sub.add_parser("daemon", parents=[common], help="the root's shared local HTTP server")
+    s.add_argument("action", choices=("start", "stop", "status"))
+    s = sub.add_parser("connect", parents=[common],
+                       help="stdio bridge to the root's shared server (started if needed)")
+    s.add_argument("--url", help="bridge to this server instead (e.g. a team server)")
+    s.add_argument("--token-env", metavar="VAR", help="send the bearer token in $VAR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,9 +207,27 @@ READERS = {
 
 def _dispatch(args) -> int:
     cmd = args.command
+    if cmd == "serve" and args.http is not None:
+        from memory.entrypoints.http.server import run_serve_http
+        return run_serve_http(args, _settings(args))
     if cmd == "serve":
+        http_only = (args.auth != "none", args.issuer, args.audience, args.jwks,
+                     args.public_url, args.allow_origin, args.max_concurrent)
+        if any(http_only):
+            raise InvalidRequest("--auth, --issuer, --audience, --jwks, --public-url, "
+                                 "--allow-origin and --max-concurrent belong to --http")
         from memory.entrypoints.mcp_server import serve
         return serve(_settings(args))
+    if cmd == "token":
+        from memory.entrypoints.token_command import run_token
+        return run_token(args, _settings(args, must_exist=False))
+    if cmd == "daemon":
+        from memory.entrypoints.daemon import LocalDaemon, run_daemon
+        settings = _settings(args)
+        return run_daemon(args.action, LocalDaemon(settings.root, settings.state_dir))
+    if cmd == "connect":
+        from memory.entrypoints.bridge import run_connect
+        return run_connect(None if args.url else _settings(args), args.url, args.token_env)
     if cmd == "setup":
         from memory.entrypoints.setup_command import run_setup
         return run_setup(args)

@@ -173,17 +173,19 @@ class StdoutGuard(io.TextIOBase):
 
 def build_server(service_factory: Callable[[], MemoryService], *,
                  warm: Callable[[], None] | None = None,
-                 roots: Callable[[list[str]], None] | None = None) -> MCPServer:
+                 roots: Callable[[list[str]], None] | None = None,
+                 **transport: Any) -> MCPServer:
     """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once).
 
     `roots(folders)` receives the client's workspace folders when it exposes them.
+    `transport` goes to the SDK server as is: the HTTP server's `auth` and `token_verifier`.
     """
     middleware = [*([_WarmUp(warm)] if warm else []), *([ClientRoots(roots)] if roots else [])]
     server = AiMemoryServer(
         "ai-memory", title="ai-memory", version=__version__, instructions=INSTRUCTIONS,
         description="Long-term memory for coding agents: cited evidence from Markdown notes.",
         middleware=middleware or None,
-        log_level="WARNING")
+        log_level="WARNING", **transport)
     register_tools(server, service_factory)
     return server
 
@@ -191,8 +193,11 @@ def build_server(service_factory: Callable[[], MemoryService], *,
 class LazyApplication:
     """The composition root, built on first use (thread-safe), so start-up imports nothing heavy."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings,
+                 compose: Callable[[Application], None] | None = None):
+        """`compose(app)` may override providers after the container is built, before use."""
         self._settings = settings
+        self._compose = compose
         self._lock = threading.Lock()
         self._app: Application | None = None
         self._service: MemoryService | None = None
@@ -205,6 +210,8 @@ class LazyApplication:
                 if self._service is None:
                     from memory.entrypoints.container import build  # heavy: adapters, models
                     self._app = build(self._settings, serving=True)
+                    if self._compose is not None:
+                        self._compose(self._app)
                     if self._roots is not None:
                         self._app.use_cases.workspace().set_roots(self._roots)
                     self._service = self._app.use_cases.service()

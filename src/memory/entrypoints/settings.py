@@ -14,6 +14,9 @@ STATE_ENV = "AI_MEMORY_STATE_DIR"
 REPOSITORY_ENV = "AI_MEMORY_REPOSITORY"  # default repository of searches, instead of inferring
 AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a default repository
 PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
+# Sent by `ai-memory connect` to a shared server: its client's folder and the two settings
+# above, which are the client entry's own (see entrypoints/mcp_roots.py).
+WORKSPACE_HEADER = "ai-memory-workspace"
 DEFAULT_PRECISION = "int8"  # measured: twice the speed, the same retrieval quality
 # The embedder's precisions, named here too: importing the adapter would load numpy into
 # the MCP server's start-up, which must not wait for the model stack.

@@ -14,8 +14,10 @@ from memory.adapters.inmemory.source_control import InMemorySourceControl
 from memory.adapters.inmemory.state import (FixedClock, InMemoryEmbeddingCache,
                                             InMemoryFeedbackLog, InMemoryLock,
                                             InMemoryRefreshHistory)
+from memory.adapters.inmemory.tokens import InMemoryTokenStore
 
 __all__ = ["DeterministicEmbedder", "FixedClock", "InMemoryChangeFeed", "InMemoryChunkStore",
            "InMemoryEmbeddingCache", "InMemoryFeedbackLog", "InMemoryGenerations", "InMemoryGraph",
            "InMemoryIndex", "InMemoryLock", "InMemoryNoteSource", "InMemoryRefreshHistory",
-           "InMemoryRefreshProgress", "InMemorySourceControl", "InMemoryVectorIndex"]
+           "InMemoryRefreshProgress", "InMemorySourceControl", "InMemoryTokenStore",
+           "InMemoryVectorIndex"]
