@@ -17,6 +17,7 @@ from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, Sqli
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
+from memory.application.browse import NoteBrowser
 from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.retrieval import RetrievalEngine, SearchConfig
@@ -102,6 +103,7 @@ class UseCases(containers.DeclarativeContainer):
         WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
         enabled=config.auto_scope)
+    browser = providers.Singleton(NoteBrowser, chunks=chunks, source=source, index=index)
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
