@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
-from memory.entrypoints import presenters
+from memory.entrypoints import graph_command, presenters
 from memory.entrypoints.settings import Settings
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
@@ -71,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dry-run", action="store_true")
     s.add_argument("--uninstall", action="store_true")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
+    graph_command.add_arguments(sub.add_parser(
+        "graph", parents=[common], help="write an interactive HTML page of the graph"))
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
     s.add_argument("queries")
     s.add_argument("--k", default="1,3,5,10")
@@ -133,6 +135,8 @@ def _dispatch(args) -> int:
     if cmd == "eval":
         from memory.entrypoints.eval_command import run_eval
         return run_eval(args, _settings(args))
+    if cmd == "graph":
+        return graph_command.run_graph(args, _settings(args))
     service = _service(args)
     if cmd == "search":
         packet = service.search(args.query, limit=args.limit, **_scope(args))
