@@ -2,7 +2,8 @@
 # Create .venv and install ai-memory with its dev extras, if not already done.
 # torch is pinned and installed first: an unpinned torch pulls a multi-GB CUDA build.
 # As root on Debian/Ubuntu it also installs strace, which tests/integration/test_no_egress.py
-# needs (that test fails, never skips, without it).
+# needs, and chromium, which tests/integration/test_graph_page.py needs (both fail, never
+# skip, without them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
@@ -12,6 +13,14 @@ if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
   { apt-get install -y -qq --no-install-recommends strace \
     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace; }; } \
     >/dev/null 2>&1 || echo "warning: strace could not be installed; install it by hand" >&2
+fi
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null 2>&1; then
+  echo "installing chromium (apt-get)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq --no-install-recommends chromium \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }; } \
+    >/dev/null 2>&1 || echo "warning: chromium could not be installed; install it by hand" >&2
 fi
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3

@@ -12,7 +12,7 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
-from memory.entrypoints import note_presenters, presenters, status_presenters
+from memory.entrypoints import graph_command, note_presenters, presenters, status_presenters
 from memory.entrypoints.settings import Settings
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
@@ -92,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     _shared_server_commands(sub, common)
+    graph_command.add_arguments(sub.add_parser(
+        "graph", parents=[common], help="write an interactive HTML page of the graph"))
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
     s.add_argument("queries")
     s.add_argument("--k", default="1,3,5,10")
@@ -234,6 +236,8 @@ def _dispatch(args) -> int:
     if cmd == "eval":
         from memory.entrypoints.eval_command import run_eval
         return run_eval(args, _settings(args))
+    if cmd == "graph":
+        return graph_command.run_graph(args, _settings(args))
     service = _service(args)
     if cmd == "refresh":
         with _progress() as progress:

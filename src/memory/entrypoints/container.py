@@ -11,14 +11,17 @@ from dependency_injector import containers, providers
 from memory.adapters.embeddings import SentenceTransformerEmbedder
 from memory.adapters.git import GitSourceControl
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.graphify.graph_picture import GraphifyGraphPicture
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
+from memory.application.browse import NoteBrowser
 from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
+from memory.application.picture import MemoryPicture
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
 from memory.application.service import MemoryService
@@ -51,6 +54,7 @@ class Gateways(containers.DeclarativeContainer):
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
     graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir)
+    graph_picture = providers.Singleton(GraphifyGraphPicture, state_dir=config.state_dir)
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
     history = providers.Singleton(JsonlRefreshHistory, state_dir=config.state_dir)
@@ -73,6 +77,7 @@ class UseCases(containers.DeclarativeContainer):
     cache = providers.Dependency()
     graph = providers.Dependency()
     graphs = providers.Dependency()
+    graph_picture = providers.Dependency()
     lock = providers.Dependency()
     feedback = providers.Dependency()
     history = providers.Dependency()
@@ -105,6 +110,8 @@ class UseCases(containers.DeclarativeContainer):
         WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
         enabled=config.auto_scope)
+    browser = providers.Singleton(NoteBrowser, chunks=chunks, source=source, index=index)
+    picture = providers.Singleton(MemoryPicture, graph=graph_picture, chunks=chunks)
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
@@ -118,6 +125,7 @@ class Application(containers.DeclarativeContainer):
         UseCases, config=config, source=gateways.source, index=gateways.index,
         chunks=gateways.chunks, vectors=gateways.vectors, embedder=gateways.embedder,
         cache=gateways.cache, graph=gateways.graph, graphs=gateways.graphs,
+        graph_picture=gateways.graph_picture,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
         progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
         source_control=gateways.source_control)

@@ -26,11 +26,14 @@ from pydantic import ValidationError
 from memory import __version__
 from memory.domain.cancellation import Cancelled
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.entrypoints.mcp_prompts import register_prompts
+from memory.entrypoints.mcp_resources import register_resources
 from memory.entrypoints.mcp_roots import ClientRoots
 from memory.entrypoints.mcp_stdio import AnsweringReadStream
 from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
+    from memory.application.browse import NoteBrowser
     from memory.application.service import MemoryService
     from memory.entrypoints.container import Application
     from memory.entrypoints.settings import Settings
@@ -174,11 +177,13 @@ class StdoutGuard(io.TextIOBase):
 def build_server(service_factory: Callable[[], MemoryService], *,
                  warm: Callable[[], None] | None = None,
                  roots: Callable[[list[str]], None] | None = None,
+                 browser: Callable[[], NoteBrowser] | None = None,
                  **transport: Any) -> MCPServer:
     """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once).
 
-    `roots(folders)` receives the client's workspace folders when it exposes them.
-    `transport` goes to the SDK server as is: the HTTP server's `auth` and `token_verifier`.
+    `roots(folders)` receives the client's workspace folders when it exposes them;
+    `browser()` gives the notes offered as resources. `transport` goes to the SDK server as
+    is: the HTTP server's `auth` and `token_verifier`.
     """
     middleware = [*([_WarmUp(warm)] if warm else []), *([ClientRoots(roots)] if roots else [])]
     server = AiMemoryServer(
@@ -187,6 +192,9 @@ def build_server(service_factory: Callable[[], MemoryService], *,
         middleware=middleware or None,
         log_level="WARNING", **transport)
     register_tools(server, service_factory)
+    register_prompts(server)
+    if browser is not None:
+        register_resources(server, browser)
     return server
 
 
@@ -216,6 +224,10 @@ class LazyApplication:
                         self._app.use_cases.workspace().set_roots(self._roots)
                     self._service = self._app.use_cases.service()
         return self._service
+
+    def browser(self) -> NoteBrowser:
+        self.service()  # builds the container once
+        return self._app.use_cases.browser()
 
     def warm(self) -> None:
         """Build the service, start loading the embedding model, then watch the root."""
@@ -253,7 +265,7 @@ def serve(settings: Settings) -> int:
     if not isinstance(sys.stdout, StdoutGuard):
         sys.stdout = StdoutGuard(sys.stdout, sys.stderr)
     app = LazyApplication(settings)
-    server = build_server(app.service, warm=app.warm, roots=app.set_roots)
+    server = build_server(app.service, warm=app.warm, roots=app.set_roots, browser=app.browser)
     log.info("ai-memory %s serving %s over stdio%s", __version__, settings.root,
              "" if settings.watch else " (not watching)")
     try:
