@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,29 @@ def test_four_processes_appending_with_the_hash_they_read_lose_nothing(root, tmp
     lines = (root / NOTE).read_bytes().decode().split("\r\n")[-1].split("\n")
     assert sorted(line for line in lines if line.startswith("agent ")) == sorted(accepted)
     assert (root / NOTE).read_bytes().startswith(TEXT)
+
+
+def test_four_threads_on_one_writer_lose_nothing(writer, root):
+    accepted, conflicts, other = [], [], []
+
+    def agent(number: int) -> None:
+        for turn in range(30):
+            line = f"thread {number} turn {turn}"
+            current = writer.read(NOTE)
+            try:
+                writer.replace(NOTE, current.data + line.encode() + b"\n",
+                               expected_hash=current.content_hash)
+                accepted.append(line)
+            except EditConflict:
+                conflicts.append(line)
+            except Exception as e:  # noqa: BLE001 - any other outcome fails the test
+                other.append(repr(e))
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = (root / NOTE).read_bytes().decode().split("\n")
+    assert other == [] and len(accepted) + len(conflicts) == 120 and accepted
+    assert sorted(line for line in lines if line.startswith("thread ")) == sorted(accepted)
