@@ -1,0 +1,170 @@
+"""Requests and results of writing and editing notes; requests parse raw tool or CLI input."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from attrs import frozen
+
+from memory.application.requests import MAX_NAME_CHARS, bounded_int, clean_text
+from memory.domain.errors import InvalidRequest
+from memory.domain.evidence import EvidenceItem
+from memory.domain.file_names import writable_note_path
+from memory.domain.new_note import body_lines
+from memory.domain.note_edits import MAX_NOTE_BYTES
+from memory.domain.settable_fields import MAX_TITLE_CHARS, FieldChanges, typed_field
+from memory.domain.note_text import single_line, text_lines
+from memory.domain.notes import Status
+from memory.domain.placement import WriteScope
+
+HASH = re.compile(r"[0-9a-f]{64}")
+MAX_HEADING_CHARS = 300
+MAX_LINE = 10**9
+
+
+def _flag(value, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidRequest(f"{field} must be true or false")
+    return value
+
+
+def _identity(value, field: str) -> str | None:
+    return None if value is None else clean_text(value, field, MAX_NAME_CHARS)
+
+
+@frozen(kw_only=True)
+class WriteRequest:
+    title: str
+    body: tuple[str, ...]
+    scope: WriteScope | None
+    path: str | None = None
+    tags: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()  # identities, checked to exist before writing
+    status: Status = Status.ACTIVE
+    note_type: str = "memory"
+    supersedes: str | None = None
+    allow_duplicate: bool = False
+
+    @classmethod
+    def parse(cls, *, title, body, repository=None, project=None, ticket=None, kind=None,
+              tags=None, related=None, status=None, note_type=None, supersedes=None,
+              path=None, allow_duplicate=False) -> WriteRequest:
+        scope = WriteScope.parse(repository=repository, project=project, ticket=ticket,
+                                 kind=kind)
+        if scope is None and path is None:
+            raise InvalidRequest("say where the note belongs: repository, project, ticket "
+                                 "(with its repository) or kind, or an explicit path")
+        return cls(
+            title=single_line(title, "title", MAX_TITLE_CHARS),
+            body=body_lines(text_lines(body, "body", MAX_NOTE_BYTES)), scope=scope,
+            path=None if path is None else writable_note_path(path),
+            tags=typed_field("tags", tags) if tags else (),
+            related=typed_field("related", related) if related else (),
+            status=Status(typed_field("status", status)) if status else Status.ACTIVE,
+            note_type=typed_field("type", note_type) if note_type else "memory",
+            supersedes=_identity(supersedes, "supersedes"),
+            allow_duplicate=_flag(allow_duplicate, "allow_duplicate"))
+
+
+class EditOperation(str, Enum):
+    APPEND = "append"
+    REPLACE_LINES = "replace_lines"
+    SET_FIELDS = "set_fields"
+    SUPERSEDE = "supersede"
+    ARCHIVE = "archive"
+    MOVE = "move"
+
+    @classmethod
+    def parse(cls, value) -> EditOperation:
+        try:
+            return cls(value)
+        except ValueError:
+            allowed = ", ".join(o.value for o in cls)
+            raise InvalidRequest(f"operation must be one of {allowed}, not {value!r}") from None
+
+
+# What each operation takes; anything else given is a mistake worth saying out loud.
+ARGUMENTS = {
+    EditOperation.APPEND: {"text", "heading"},
+    EditOperation.REPLACE_LINES: {"start_line", "end_line", "text"},
+    EditOperation.SET_FIELDS: {"fields"},
+    EditOperation.SUPERSEDE: {"superseded_by"},
+    EditOperation.ARCHIVE: set(),
+    EditOperation.MOVE: {"new_path"},
+}
+REQUIRED = {"start_line", "end_line", "fields", "superseded_by", "new_path"}
+
+
+def _arguments(operation: EditOperation, given: dict) -> dict:
+    extra = sorted(k for k, v in given.items() if v is not None and k not in ARGUMENTS[operation])
+    if extra:
+        raise InvalidRequest(f"{operation.value} does not take {', '.join(extra)}")
+    missing = sorted(k for k in ARGUMENTS[operation] & REQUIRED if given.get(k) is None)
+    if operation is EditOperation.APPEND and not given.get("text"):
+        missing.append("text")
+    if missing:
+        raise InvalidRequest(f"{operation.value} needs {', '.join(missing)}")
+    return given
+
+
+@frozen(kw_only=True)
+class EditRequest:
+    identity: str
+    content_hash: str
+    operation: EditOperation
+    lines: tuple[str, ...] = ()
+    heading: str | None = None
+    start_line: int = 0
+    end_line: int = 0
+    fields: FieldChanges | None = None
+    superseded_by: str | None = None
+    new_path: str | None = None
+
+    @classmethod
+    def parse(cls, *, identity, content_hash, operation, text=None, heading=None,
+              start_line=None, end_line=None, fields=None, superseded_by=None,
+              new_path=None) -> EditRequest:
+        op = EditOperation.parse(operation)
+        given = _arguments(op, {"text": text, "heading": heading, "start_line": start_line,
+                                "end_line": end_line, "fields": fields,
+                                "superseded_by": superseded_by, "new_path": new_path})
+        digest = clean_text(content_hash, "content_hash", 64).lower()
+        if not HASH.fullmatch(digest):
+            raise InvalidRequest("content_hash must be the 64-character hex hash memory_get "
+                                 "returned for the note")
+        return cls(
+            identity=clean_text(identity, "identity", MAX_NAME_CHARS), content_hash=digest,
+            operation=op,
+            lines=() if text is None or text == "" else text_lines(text, "text", MAX_NOTE_BYTES),
+            heading=None if heading is None else single_line(heading, "heading",
+                                                             MAX_HEADING_CHARS),
+            start_line=0 if start_line is None else bounded_int(start_line, "start_line", 1,
+                                                                MAX_LINE),
+            end_line=0 if end_line is None else bounded_int(end_line, "end_line", 1, MAX_LINE),
+            fields=None if given["fields"] is None else FieldChanges.parse(fields),
+            superseded_by=_identity(superseded_by, "superseded_by"),
+            new_path=None if new_path is None else writable_note_path(new_path))
+
+
+@frozen(kw_only=True)
+class EditResult:
+    path: str
+    memory_id: str | None
+    content_hash: str
+    indexed: bool
+    changed: bool = True  # False: the edit left the note's bytes as they were
+    commit: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class WriteResult:
+    path: str
+    memory_id: str
+    content_hash: str
+    indexed: bool
+    items: tuple[EvidenceItem, ...] = ()
+    superseded: EditResult | None = None
+    commit: str | None = None
+    warnings: tuple[str, ...] = ()
