@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import apsw
 import numpy as np
 
-from memory.adapters.sqlite.schema import CHUNK_COLUMNS, chunk_from_row, has_vectors
+from memory.adapters.sqlite.rows import CHUNK_COLUMNS, IndexDamaged, chunk_from_row
 from memory.domain.notes import Chunk, Status
 from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
@@ -140,29 +140,27 @@ def as_blob(vector: Sequence[float], dimension: int | None = None) -> bytes:
     return array.tobytes()
 
 
-def vector_dimension(conn: apsw.Connection) -> int | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'vector_dimension'").fetchone()
-    return int(row[0]) if row else None
-
-
 def nearest(conn: apsw.Connection, vector: Sequence[float], scope: ScopeFilter | None,
-            limit: int) -> list[tuple[Chunk, float]]:
+            limit: int, dimension: int | None) -> list[tuple[Chunk, float]]:
     """Chunks closest by cosine among admitted notes, with similarity = 1 - distance.
 
-    The admitted rowids go into the vec0 KNN as `rowid IN (...)`, which sqlite-vec 0.1.9
-    applies while scanning, so the k nearest are taken from inside the scope only (same
-    result as brute force, and faster: ~25 ms against ~70-200 ms at 30k x 384).
+    sqlite-vec's distance over every admitted row (brute force, as the in-memory matrix;
+    used before that matrix is loaded and by a stage's self-check).
     """
-    if limit <= 0 or not has_vectors(conn):
+    if limit <= 0 or not dimension:
         return []
-    blob = as_blob(vector, vector_dimension(conn))
+    blob = as_blob(vector, dimension)
     where, params = scope_where(scope)
     # CROSS JOIN keeps notes outermost: the scope is judged once per note, not per chunk.
-    restrict = (f"AND rowid IN (SELECT c.rowid FROM notes n CROSS JOIN chunks c "
+    restrict = (f"WHERE v.rowid IN (SELECT c.rowid FROM notes n CROSS JOIN chunks c "
                 f"ON c.memory_id = n.memory_id WHERE {where})") if where else ""
-    sql = (f"WITH knn AS (SELECT rowid, distance FROM chunk_vec "
-           f"WHERE embedding MATCH ? AND k = ? {restrict}) "
+    sql = (f"WITH knn AS (SELECT v.rowid, vec_distance_cosine(v.embedding, ?) AS distance "
+           f"FROM chunk_vectors v {restrict} ORDER BY distance, v.rowid LIMIT ?) "
            f"SELECT {CHUNK_COLUMNS}, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid "
            f"ORDER BY knn.distance, c.rowid")
-    rows = conn.execute(sql, [blob, min(int(limit), MAX_K), *params]).fetchall()
+    try:
+        rows = conn.execute(sql, [blob, *params, min(int(limit), MAX_K)]).fetchall()
+    except apsw.SQLError as exc:
+        # The statement is fixed and the query vector checked: what fails is a stored one.
+        raise IndexDamaged(f"index file is damaged: a stored vector is unreadable: {exc}") from exc
     return [(chunk_from_row(row[:-1]), 1.0 - row[-1]) for row in rows]
