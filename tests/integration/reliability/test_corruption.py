@@ -17,6 +17,7 @@ import random
 import shutil
 
 import anyio
+import apsw
 import numpy as np
 import pytest
 from live_root import LiveRoot
@@ -82,6 +83,22 @@ def damage_index_flipped_bytes_mtime_kept(root: LiveRoot) -> None:
     flip_bytes(root.index_database())
 
 
+def damage_index_text_byte_mtime_kept(root: LiveRoot) -> None:
+    """One byte of a note's text made invalid UTF-8 wherever the file holds it: the pages
+    are sound, only the rows say it (a UnicodeDecodeError once took every tool down)."""
+    path = root.index_database()
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    needle = b"cache expires entries"
+    at = data.find(needle)
+    assert at >= 0
+    while at >= 0:
+        data[at + 2] ^= 0x80
+        at = data.find(needle, at + 1)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def damage_index_pointer_missing_file(root: LiveRoot) -> None:
     pointer = {**root.index_pointer(), "database": "20200101T000000Z-000000",
                "file": "index-20200101T000000Z-000000.sqlite"}
@@ -106,10 +123,11 @@ def damage_graph_pointer_missing_generation(root: LiveRoot) -> None:
 
 INDEX_DAMAGE = [damage_index_truncated, damage_index_tail_truncated, damage_index_garbage,
                 damage_index_pages_garbage, damage_index_flipped_bytes_mtime_kept,
-                damage_index_pointer_missing_file, damage_index_pointer_garbage]
+                damage_index_text_byte_mtime_kept, damage_index_pointer_missing_file,
+                damage_index_pointer_garbage]
 # Nothing but the bytes says so: a server that read the pages before still holds them
 # whole in memory and answers right; it learns of the damage from the one that checks.
-SILENT = {damage_index_flipped_bytes_mtime_kept}
+SILENT = {damage_index_flipped_bytes_mtime_kept, damage_index_text_byte_mtime_kept}
 GRAPH_DAMAGE = [damage_graph_truncated, damage_graph_garbage,
                 damage_graph_pointer_missing_generation]
 
@@ -265,6 +283,9 @@ def test_a_damaged_embedding_cache_is_a_miss_never_a_wrong_vector(tmp_path, embe
     root = LiveRoot.create(tmp_path / "memory", NOTES)
     assert root.service(embedder).refresh("full").ok
     cache = root.state / "cache" / "embeddings.sqlite"
+    checkpoint = apsw.Connection(str(cache))  # as a server leaves it on exit: all in the file
+    checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    checkpoint.close()
     if damage == "garbage":
         garble(cache)
     else:
