@@ -29,7 +29,8 @@ class SqliteChunkStore(ChunkStore):
             matrix = view.matrix()
             judge = (lambda rowids: matrix.admitted_rowids(
                 rowids, view.scope_mask(matrix, scope))) if matrix is not None else None
-            return hits(view, lexical(view.conn, query, scope, limit, judge))
+            return hits(view, lexical(view.conn, query, scope, limit, judge,
+                                      view.chunks_by_rowid))
         return self._index.read(read, [])
 
     def notes(self, scope: ScopeFilter | None = None) -> list[Note]:

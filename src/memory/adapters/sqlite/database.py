@@ -68,6 +68,9 @@ class Database:
         self._infos: LruCache[str, tuple[GenerationInfo, int]] = LruCache(8)
         self._manifest: tuple[int, dict[str, ManifestEntry]] | None = None
         self._manifest_lock = threading.Lock()
+        self._watch: apsw.Connection | None = None  # asked only for PRAGMA data_version
+        self._latest: tuple[int, GenerationInfo] | None = None
+        self._watch_lock = threading.Lock()
         self.vectors = MatrixStore(self.snapshot, on_damage)
 
     @contextmanager
@@ -84,6 +87,22 @@ class Database:
             healthy = True
         finally:
             self._release(conn, healthy)
+
+    def latest(self) -> GenerationInfo:
+        """The generation a new snapshot would see. data_version changes with every commit
+        another connection makes, so a use case asking a few times per search costs one
+        cheap query each, not a read transaction."""
+        with self._watch_lock:
+            if self._watch is None:
+                self._watch = self._open()
+            version = self._watch.execute("PRAGMA data_version").fetchone()[0]
+            if self._latest is not None and self._latest[0] == version:
+                return self._latest[1]
+        with self.snapshot() as view:
+            info = view.info
+        with self._watch_lock:
+            self._latest = (version, info)
+        return info
 
     def manifest(self, seq: int) -> dict[str, ManifestEntry]:
         """The manifest of generation `seq`, moved from the one kept by the change log."""
@@ -116,6 +135,10 @@ class Database:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+        with self._watch_lock:
+            if self._watch is not None:
+                idle.append(self._watch)
+                self._watch = None
         for conn in idle:
             conn.close()
 

@@ -74,24 +74,10 @@ class SqliteIndex:
         Damage found while reading retires that database and the read runs once more on
         what serves instead; inside steady() the caller's generation check sees the switch.
         """
-        why: BaseException | None = None
-        for _ in range(2):
-            pinned = getattr(self._pins, "view", None)
-            database = self._pins.database if pinned is not None else self.serving()
-            if database is None:
-                return empty
-            try:
-                with self._view(database) as view:
-                    return read(view)
-            except DAMAGE as exc:
-                why = exc
-            except apsw.CantOpenError as exc:  # the file went away: look again
-                why = exc
-                self.invalidate()
-                continue
-            self._unpin()
-            self._retire(database, f"failed while reading: {why}")
-        raise StoreError(f"index read failed: {why}") from why
+        def on(database: Database) -> T:
+            with self._view(database) as view:
+                return read(view)
+        return self._attempt(on, empty)
 
     @contextmanager
     def steady(self) -> Iterator[None]:
@@ -105,7 +91,11 @@ class SqliteIndex:
                 self._unpin()
 
     def current(self) -> GenerationInfo | None:
-        return self.read(lambda view: view.info, None)
+        """The generation this thread sees: its pinned one inside steady(), else the latest
+        committed one (read again only when a commit came since)."""
+        if getattr(self._pins, "depth", 0):
+            return self.read(lambda view: view.info, None)
+        return self._attempt(lambda database: database.latest(), None)
 
     def serving(self) -> Database | None:
         """The database to read now; looks at CURRENT, DAMAGED and the file when they changed."""
@@ -168,6 +158,25 @@ class SqliteIndex:
             self._signature = _UNSEEN
 
     # -- snapshots ---------------------------------------------------------------------
+
+    def _attempt(self, work: Callable[[Database], T], empty: T) -> T:
+        why: BaseException | None = None
+        for _ in range(2):
+            pinned = getattr(self._pins, "view", None)
+            database = self._pins.database if pinned is not None else self.serving()
+            if database is None:
+                return empty
+            try:
+                return work(database)
+            except DAMAGE as exc:
+                why = exc
+            except apsw.CantOpenError as exc:  # the file went away: look again
+                why = exc
+                self.invalidate()
+                continue
+            self._unpin()
+            self._retire(database, f"failed while reading: {why}")
+        raise StoreError(f"index read failed: {why}") from why
 
     @contextmanager
     def _view(self, database: Database) -> Iterator[GenerationView]:

@@ -72,16 +72,20 @@ def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
+Fetch = Callable[[Sequence[tuple[int, float]]], list[tuple[Chunk, float]]]
+
+
 def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None, limit: int,
-            admitted: Callable[[list[int]], set[int] | None] | None = None
-            ) -> list[tuple[Chunk, float]]:
+            admitted: Callable[[list[int]], set[int] | None] | None = None,
+            fetch: Fetch | None = None) -> list[tuple[Chunk, float]]:
     """Chunks matching the query's words among admitted notes, best bm25 first.
 
     FTS5 ranks its matches alone first (a few ms even for thousands of matches); the
     scope is judged on that head only. When the head holds `limit` admitted chunks they
     are exactly the best `limit` admitted ones; otherwise (a narrow scope) the full
     query joins every match to its note. `admitted` may judge the head's rowids without
-    SQL (it returns None when it cannot).
+    SQL (it returns None when it cannot); `fetch` turns (rowid, score) pairs into chunks
+    (a reader's cache; chunks_by_rowid by default).
     """
     match = fts_query(query)
     if match is None or limit <= 0:
@@ -97,7 +101,7 @@ def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None, limit:
         judged = _admitted_chunks(conn, rowids, where, params)
     kept = [(rowid, -score) for rowid, score in head if rowid in judged][:int(limit)]
     if len(kept) == int(limit) or len(head) < head_size:
-        return chunks_by_rowid(conn, kept)
+        return (fetch or (lambda pairs: chunks_by_rowid(conn, pairs)))(kept)
     sql = (f"SELECT {CHUNK_COLUMNS}, bm25(chunk_fts) AS bm25 FROM chunk_fts "
            f"JOIN chunks c ON c.rowid = chunk_fts.rowid "
            f"JOIN notes n ON n.memory_id = c.memory_id "
@@ -116,15 +120,20 @@ def _admitted_chunks(conn: apsw.Connection, rowids: list[int], where: str,
     return {row[0] for row in conn.execute(sql, [json.dumps(rowids), *params])}
 
 
+def chunk_rows(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, Chunk]:
+    """The chunks these rowids name (those that exist), each checked against its CRC."""
+    if not rowids:
+        return {}
+    sql = (f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c "
+           f"WHERE c.rowid IN (SELECT value FROM json_each(?))")
+    return {row[0]: chunk_from_row(row[1:])
+            for row in conn.execute(sql, (json.dumps(list(rowids)),))}
+
+
 def chunks_by_rowid(conn: apsw.Connection,
                     scored: Sequence[tuple[int, float]]) -> list[tuple[Chunk, float]]:
     """The chunks of (rowid, score) pairs, in the order given."""
-    if not scored:
-        return []
-    sql = (f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c "
-           f"WHERE c.rowid IN (SELECT value FROM json_each(?))")
-    found = {row[0]: chunk_from_row(row[1:]) for row in
-             conn.execute(sql, (json.dumps([rowid for rowid, _ in scored]),))}
+    found = chunk_rows(conn, [rowid for rowid, _ in scored])
     return [(found[rowid], score) for rowid, score in scored if rowid in found]
 
 

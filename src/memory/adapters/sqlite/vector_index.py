@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from memory.adapters.sqlite.chunk_store import hits
 from memory.adapters.sqlite.index import SqliteIndex
-from memory.adapters.sqlite.queries import as_blob, chunks_by_rowid, nearest
+from memory.adapters.sqlite.queries import as_blob, nearest
 from memory.adapters.sqlite.schema import vector_dimension
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.scope import ScopeFilter
@@ -38,5 +38,5 @@ class SqliteVectorIndex(VectorIndex):
                                           vector_dimension(view.conn)))
             as_blob(vector, matrix.dimension)  # refuses a wrong length or NaN, as SQL does
             mask = view.scope_mask(matrix, scope)
-            return hits(view, chunks_by_rowid(view.conn, matrix.nearest(vector, mask, limit)))
+            return hits(view, view.chunks_by_rowid(matrix.nearest(vector, mask, limit)))
         return self._index.read(read, [])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import apsw
 import numpy as np
 
-from memory.adapters.sqlite.queries import scope_where
+from memory.adapters.sqlite.queries import chunk_rows, scope_where
 from memory.adapters.sqlite.rows import (CHUNK_COLUMNS, NOTE_COLUMNS, IndexDamaged,
                                          chunk_from_row, lines_from_row, note_from_row)
 from memory.domain.notes import Chunk, Note
@@ -26,6 +26,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 _CHUNKS_OF_NOTES = 4096  # notes whose chunks a generation keeps (hop and graph lookups)
+_CHUNKS = 16384  # chunks a generation keeps by rowid (search hits)
+_LINES = 512  # notes whose lines a generation keeps (context expansion)
+_LINES_CHARS = 64_000  # longer notes are read again each time rather than kept
 _SCOPES = 64  # scope clauses whose admitted notes a generation keeps
 
 
@@ -60,6 +63,8 @@ class GenerationCache:
         self.notes: dict[str, Note] = {}
         self.all: list[Note] | None = None
         self.chunks: LruCache[str, tuple[Chunk, ...]] = LruCache(_CHUNKS_OF_NOTES)
+        self.by_rowid: LruCache[int, Chunk] = LruCache(_CHUNKS)
+        self.lines: LruCache[str, tuple[str, ...]] = LruCache(_LINES)
         self.scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
         self.masks: LruCache[tuple, np.ndarray] = LruCache(_SCOPES)
 
@@ -104,10 +109,25 @@ class GenerationView:
             self._cache.chunks.put(memory_id, found)
         return found
 
+    def chunks_by_rowid(self, scored: Sequence[tuple[int, float]]) -> list[tuple[Chunk, float]]:
+        """The chunks of (rowid, score) pairs, in the order given; kept per generation, so
+        a chunk is read (and its CRC checked) once however often it is found."""
+        kept = self._cache.by_rowid
+        found = {rowid: kept.get(rowid) for rowid, _ in scored}
+        read = chunk_rows(self.conn, [rowid for rowid, chunk in found.items() if chunk is None])
+        for rowid, chunk in read.items():
+            found[rowid] = kept.put(rowid, chunk)
+        return [(found[rowid], score) for rowid, score in scored if found[rowid] is not None]
+
     def lines_of(self, memory_id: str) -> tuple[str, ...]:
-        row = self.conn.execute("SELECT lines, lines_crc FROM notes WHERE memory_id = ?",
-                                (memory_id,)).fetchone()
-        return lines_from_row(*row) if row else ()
+        found = self._cache.lines.get(memory_id)
+        if found is None:
+            row = self.conn.execute("SELECT lines, lines_crc FROM notes WHERE memory_id = ?",
+                                    (memory_id,)).fetchone()
+            found = lines_from_row(*row) if row else ()
+            if row and len(row[0]) <= _LINES_CHARS:
+                self._cache.lines.put(memory_id, found)
+        return found
 
     def note_ids_where(self, where: str, params: Sequence) -> tuple[str, ...]:
         """memory_ids of the notes an SQL scope clause admits, by path; kept per clause."""
