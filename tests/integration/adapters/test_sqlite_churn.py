@@ -15,8 +15,8 @@ from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteI
 from memory.adapters.sqlite.connection import JOURNAL_SIZE_LIMIT, open_writer
 from memory.adapters.sqlite.vector_matrix import VectorMatrix
 
-REFRESHES = 150
-PINNED = 50  # refreshes committed while one reader holds its snapshot
+REFRESHES = int(os.environ.get("AI_MEMORY_CHURN_REFRESHES", "150"))  # scripts/stress.py: 1000
+PINNED = REFRESHES // 3  # refreshes committed while one reader holds its snapshot
 PAGES_PER_ONE_NOTE_COMMIT = 64
 
 
@@ -87,7 +87,7 @@ def test_many_refreshes_leave_one_database_and_a_bounded_folder(tmp_path):
     thread.start()
     pinned.wait(30)
     names: set[str] = set()
-    pinned_wal = 0
+    pinned_wal = peak = 0
     for round_no in range(REFRESHES):
         base = edit_one(gens, base, docs, round_no).id
         files = folder(state)
@@ -95,6 +95,7 @@ def test_many_refreshes_leave_one_database_and_a_bounded_folder(tmp_path):
         if round_no == PINNED:
             pinned_wal = files[f"{live.name}-wal"]
             release.set()
+        peak = max(peak, sum(files.values()))
     stop.set()
     thread.join()
     base = edit_one(gens, base, docs, REFRESHES).id  # after the reader: the WAL restarts
@@ -111,6 +112,9 @@ def test_many_refreshes_leave_one_database_and_a_bounded_folder(tmp_path):
     assert files[f"{live.name}-wal"] <= JOURNAL_SIZE_LIMIT  # cut back once it was released
     assert files[live.name] <= 2 * one_state  # freed pages are reused, not appended
     assert SqliteGenerations(SqliteIndex(state)).current().id == base
+    print(f"\n[disk-under-churn] {REFRESHES} one-note refreshes ({PINNED} behind one pinned "
+          f"snapshot): files {len(names)} at most, one state {one_state // 1024} KiB, "
+          f"folder {peak // 1024} KiB at most, {sum(files.values()) // 1024} KiB after")
 
 
 def frames_per_commit(state, count: int, rounds: int = 6) -> int:
