@@ -377,3 +377,32 @@ def test_a_file_changed_behind_its_refreshers_back_is_checked_before_it_is_serve
     fresh = SqliteIndex(state)
     assert SqliteGenerations(fresh).current().id == first.id  # the last-good copy
     assert any(path.name in p for p in fresh.check_current())
+
+
+def test_readers_in_many_threads_survive_full_rebuilds(gens, state):
+    """A full rebuild switches CURRENT to a new file and the reader closes the old one
+    while other threads may be about to read it: they look again, never fail."""
+    publish(gens, [make_doc("n0", "common words")])
+    reader = SqliteIndex(state)
+    store = SqliteChunkStore(reader)
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def read():
+        try:
+            while not stop.is_set():
+                assert store.search("common words", ANY, 10)
+                SqliteGenerations(reader).current()
+        except BaseException as exc:  # recorded and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for i in range(1, 8):
+        publish(gens, [make_doc(f"n{j}", "common words") for j in range(i + 1)])
+    stop.set()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(store.search("common", ANY, 10)) == 8

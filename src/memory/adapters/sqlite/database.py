@@ -23,6 +23,10 @@ from memory.ports.errors import StoreError
 _IDLE = 4  # read connections kept open between operations
 
 
+class DatabaseClosed(StoreError):
+    """Another thread moved on from this file (CURRENT names another): look again."""
+
+
 class LazyManifest(Mapping[str, ManifestEntry]):
     """Read on first use: most callers of current() need only the id."""
 
@@ -163,7 +167,7 @@ class Database:
     def _acquire(self) -> apsw.Connection:
         with self._lock:
             if self._closed:
-                raise StoreError(f"the index {self.path.name} was closed")
+                raise DatabaseClosed(f"the index {self.path.name} was closed")
             if self._idle:
                 return self._idle.pop()
         return self._open()

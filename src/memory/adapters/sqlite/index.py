@@ -19,7 +19,7 @@ from typing import TypeVar
 import apsw
 
 from memory.adapters.sqlite.connection import DAMAGE
-from memory.adapters.sqlite.database import Database
+from memory.adapters.sqlite.database import Database, DatabaseClosed
 from memory.adapters.sqlite.layout import IndexLayout, Pointer, sha256_of, stat_key
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.refresh import GenerationInfo
@@ -170,7 +170,7 @@ class SqliteIndex:
                 return work(database)
             except DAMAGE as exc:
                 why = exc
-            except apsw.CantOpenError as exc:  # the file went away: look again
+            except (apsw.CantOpenError, DatabaseClosed) as exc:  # moved on or gone: look again
                 why = exc
                 self.invalidate()
                 continue
