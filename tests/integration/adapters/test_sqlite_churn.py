@@ -190,3 +190,23 @@ def test_the_manifest_of_an_earlier_generation_comes_back_from_the_log(tmp_path)
         assert dict(other.manifest_of(gen_id)) == manifest, gen_id
     assert other.manifest_of("19990101T000000Z-000000") is None
     assert os.path.exists(state / "index" / "CURRENT")
+
+
+def test_a_serving_process_keeps_its_vectors_current_through_its_own_refreshes(tmp_path):
+    """The refresher advances the matrix it holds by what it changed: the next refresh's
+    self-check and the next search use it, and it equals what a fresh load gives."""
+    state = tmp_path / ".ai-memory"
+    index = SqliteIndex(state)
+    gens = SqliteGenerations(index)
+    docs = docs_of(30)
+    base = build(gens, docs).id
+    SqliteVectorIndex(index, wait_for_matrix=True).search(np.ones(DIM), ANY, 1)
+    for round_no in range(12):
+        base = edit_one(gens, base, docs, round_no).id
+        seq = index.read(lambda view: view.seq, None)
+        kept = index.serving().vectors.kept(seq)  # there before any read patched it
+        assert kept is not None and kept.seq == seq
+    fresh = index.read(lambda view: VectorMatrix.load(view.conn, view.seq), None)
+    live = kept.alive if kept.alive is not None else np.ones(len(kept.rowids), bool)
+    assert np.array_equal(kept.rowids[live], fresh.rowids)
+    assert np.allclose(kept.matrix[live], fresh.matrix)

@@ -63,7 +63,7 @@ class Publisher:
             raise
         return SqliteIndexStage(new_generation_id(), conn, seq + 1, manifest,
                                 self._publish_incremental, self._rollback, full=False,
-                                base_matrix=database.vectors.kept(seq))
+                                matrices=database.vectors)
 
     def full(self) -> SqliteIndexStage:
         gen_id = new_generation_id()
@@ -109,6 +109,9 @@ class Publisher:
             _close(conn)
             stage.conn = None
             self._record(path)
+        if stage.base_matrix is not None and len(stage.vectors) == len(stage.added):
+            stage.matrices.advance(stage.base_matrix, stage.seq, stage.removed, [
+                (rowid, *stage.vectors[rowid]) for rowid in sorted(stage.added)])
         self._index.invalidate()
         self._ensure_copy()
         return info_from_meta(meta, stage.manifest())

@@ -19,7 +19,7 @@ import apsw
 from memory.adapters.sqlite import rows, schema
 from memory.adapters.sqlite.connection import store_errors
 from memory.adapters.sqlite.queries import as_blob, chunks_by_rowid, lexical, nearest
-from memory.adapters.sqlite.vector_matrix import VectorMatrix, overlay_nearest
+from memory.adapters.sqlite.vector_matrix import MatrixStore, overlay_nearest
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.ports.errors import DuplicateNote, StoreError
@@ -33,7 +33,7 @@ class SqliteIndexStage(IndexStage):
                  base: Mapping[str, ManifestEntry],
                  publish: Callable[[SqliteIndexStage, dict], GenerationInfo],
                  discard: Callable[[SqliteIndexStage], None], full: bool,
-                 base_matrix: VectorMatrix | None = None):
+                 matrices: MatrixStore | None = None):
         self._id = gen_id
         self.conn: apsw.Connection | None = conn
         self.seq = seq
@@ -43,8 +43,12 @@ class SqliteIndexStage(IndexStage):
         self._edits: dict[str, ManifestEntry | None] = {}  # path -> entry now (None: gone)
         self.added: set[int] = set()  # chunk rowids
         self.removed: set[int] = set()
+        self.vectors: dict[int, tuple[bytes, str]] = {}  # rowid -> (vector, note) added
         self._touched: set[str] = set()  # memory_ids written
-        self._base_matrix = base_matrix  # the base generation's vectors, when held in memory
+        # The base generation's vectors when this process holds them in memory: the
+        # self-check runs against them, and the publish advances them by the change.
+        self.matrices = matrices
+        self.base_matrix = matrices.kept(seq - 1) if matrices is not None else None
 
     @property
     def id(self) -> str:
@@ -77,14 +81,14 @@ class SqliteIndexStage(IndexStage):
             raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
         blobs = _blobs(vectors, len(chunks))
         with self._writing(f"cannot stage note {note.path}") as conn:
-            added, removed = set(self.added), set(self.removed)
+            added, removed, vectors = set(self.added), set(self.removed), dict(self.vectors)
             conn.execute("SAVEPOINT add_note")
             try:
                 self._insert(conn, document, entry, blobs)
             except BaseException:
                 # Undo this note only, so the caller may retry it (e.g. under a new id).
                 conn.execute("ROLLBACK TO add_note")
-                self.added, self.removed = added, removed
+                self.added, self.removed, self.vectors = added, removed, vectors
                 raise
             finally:
                 conn.execute("RELEASE add_note")
@@ -103,9 +107,9 @@ class SqliteIndexStage(IndexStage):
             words = [c.chunk_id for c, _ in lexical(conn, text, None, limit)]
             if vector is None:
                 return words, []
-            if self._base_matrix is not None:
+            if self.base_matrix is not None:
                 found = chunks_by_rowid(conn, overlay_nearest(
-                    conn, self._base_matrix, self.removed, self.added, vector, limit))
+                    conn, self.base_matrix, self.removed, self.added, vector, limit))
             else:
                 found = nearest(conn, vector, None, limit, schema.vector_dimension(conn))
             return words, [c.chunk_id for c, _ in found]
@@ -207,6 +211,7 @@ class SqliteIndexStage(IndexStage):
                                      f"of {dimension}")
                 conn.execute("INSERT INTO chunk_vectors (rowid, embedding, crc) VALUES (?, ?, ?)",
                              rows.vector_row(rowid, blobs[i]))
+                self.vectors[rowid] = (blobs[i], note.memory_id)
         conn.execute("INSERT OR REPLACE INTO manifest (path, content_hash, size, mtime_ns, crc) "
                      "VALUES (?, ?, ?, ?, ?)", rows.manifest_row(entry))
 
@@ -220,6 +225,7 @@ class SqliteIndexStage(IndexStage):
         for rowid in rowids:
             if rowid in self.added:
                 self.added.discard(rowid)
+                self.vectors.pop(rowid, None)
             else:
                 self.removed.add(rowid)
         for table in ("chunks", "note_names", "notes"):

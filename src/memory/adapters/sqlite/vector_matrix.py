@@ -236,6 +236,16 @@ class MatrixStore:
         with self._lock:
             return self._versions.get(seq)
 
+    def advance(self, base: VectorMatrix, seq: int, removed: set[int],
+                added: Sequence[tuple[int, bytes, str]]) -> None:
+        """Keep the version this process's own refresh just committed, made from what the
+        stage changed (nothing is read back), so the next refresh's self-check and the
+        next search find it ready."""
+        with self._lock:
+            newest = next(reversed(self._versions.values()), None)
+            if newest is base:
+                self._keep(base.patched(seq, removed, added))
+
     def _kept_or_patched(self, view: Snapshot) -> VectorMatrix | None:
         with self._lock:
             if view.seq in self._versions:
