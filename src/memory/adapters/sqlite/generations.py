@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from memory.adapters.sqlite.collector import Collector
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.publisher import Publisher
 from memory.adapters.sqlite.stage import SqliteIndexStage
@@ -17,6 +18,7 @@ class SqliteGenerations(IndexGenerations):
     def __init__(self, index: SqliteIndex):
         self._index = index
         self._publisher = Publisher(index)
+        self._collector = Collector(index.layout)
 
     def current(self) -> GenerationInfo | None:
         return self._index.current()
@@ -29,7 +31,7 @@ class SqliteGenerations(IndexGenerations):
     def collect(self, keep: int, grace_seconds: float) -> list[str]:
         """Superseded states live in no file of their own, so `keep` has nothing to keep:
         what goes is files no reader needs once grace_seconds have passed."""
-        return self._publisher.collect(grace_seconds)
+        return self._collector.collect(grace_seconds)
 
     def check_current(self) -> list[str]:
         return self._index.check_current()

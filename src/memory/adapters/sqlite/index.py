@@ -18,9 +18,10 @@ from typing import TypeVar
 
 import apsw
 
+from memory.adapters.sqlite.checks import FileCheck, verified
 from memory.adapters.sqlite.connection import DAMAGE
 from memory.adapters.sqlite.database import Database, DatabaseClosed
-from memory.adapters.sqlite.layout import IndexLayout, Pointer, sha256_of, stat_key
+from memory.adapters.sqlite.layout import IndexLayout, Pointer, stat_key
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.refresh import GenerationInfo
 from memory.ports.errors import StoreError
@@ -28,26 +29,6 @@ from memory.ports.errors import StoreError
 T = TypeVar("T")
 _UNSEEN = object()
 CHECK_WAIT_S = 60.0  # check_current waits this long for a check of a newly opened file
-
-
-class FileCheck:
-    """SQLite's quick_check of one state of one file, run once on a thread of its own."""
-
-    def __init__(self, database: Database):
-        self.result: str | None = None
-        self._thread = threading.Thread(target=self._run, args=(database,), daemon=True,
-                                        name="index-check")
-        self._thread.start()
-
-    def _run(self, database: Database) -> None:
-        try:
-            self.result = database.quick_check()
-        except Exception as exc:  # noqa: BLE001 - any failure to check is a failed check
-            self.result = f"{type(exc).__name__}: {exc}"
-
-    def wait(self, timeout: float) -> str | None:
-        self._thread.join(timeout)
-        return self.result
 
 
 class SqliteIndex:
@@ -316,7 +297,7 @@ class SqliteIndex:
             return
         key = (record.file, *key)
         if key not in self._copies:
-            self._copies[key] = _verified(path, record.size, record.sha256)
+            self._copies[key] = verified(path, record.size, record.sha256)
         if self._copies[key] != "ok":
             problems.append(self._copies[key])
             return
@@ -331,12 +312,3 @@ class SqliteIndex:
         built = f" (generation {record.generation}, built {record.created})" if record else ""
         return f"serving the last good copy of the index{built} until a refresh rebuilds it"
 
-
-def _verified(path, size: int, sha256: str) -> str:
-    """The copy is never written after it is made: any change to its bytes is damage."""
-    try:
-        if os.path.getsize(path) != size or sha256_of(path) != sha256:
-            return "the last-good copy of the index is damaged too"
-    except OSError as exc:
-        return f"the last-good copy of the index is unreadable: {exc}"
-    return "ok"

@@ -1,4 +1,4 @@
-"""Opening, publishing and throwing away stages, the last-good copy, and collecting files.
+"""Opening, publishing and throwing away stages, and making the last-good copy.
 
 Incremental: COMMIT of the stage's transaction on the live database is the publish; a
 checkpoint follows and CURRENT records the file's size and mtime after it. Full: the new
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import apsw
@@ -21,7 +19,7 @@ from memory.adapters.sqlite.connection import (make_wal, open_building, open_rea
                                                open_writer, store_errors)
 from memory.adapters.sqlite.database import info_from_meta
 from memory.adapters.sqlite.index import SqliteIndex
-from memory.adapters.sqlite.layout import (COPY_FILE, OLD_FILE, LastGood, Pointer, fsync_dir,
+from memory.adapters.sqlite.layout import (LastGood, Pointer, fsync_dir,
                                            fsync_file, new_generation_id, now_iso, replace,
                                            sha256_of)
 from memory.adapters.sqlite.stage import SqliteIndexStage
@@ -204,70 +202,6 @@ class Publisher:
         with store_errors(f"cannot discard stage {stage.id}"):
             self._layout.staging_path(stage.id).unlink(missing_ok=True)
 
-    # -- collecting --------------------------------------------------------------------
-
-    def collect(self, grace_seconds: float) -> list[str]:
-        """Remove superseded database files, crashed stages and temp files once they are
-        `grace_seconds` old (a reader that just read the previous CURRENT can still open
-        its file), superseded last-good copies, old-layout files and a stale DAMAGED."""
-        now, grace = time.time(), max(0.0, grace_seconds)
-        try:
-            pointer = self._layout.read_pointer()
-        except StoreError:
-            return []  # nothing to compare with: remove nothing
-        removed: list[str] = []
-        newer_since = now
-        for database in self._layout.databases():  # newest first
-            if pointer is not None and database.id == pointer.database:
-                newer_since = _time_of(database.id) or now
-                continue
-            since = newer_since if pointer is not None and database.id < pointer.database \
-                else _mtime(database.path)
-            newer_since = _time_of(database.id) or newer_since
-            if now - since >= grace:
-                self._remove(database.path, removed)
-                for suffix in ("-wal", "-shm"):
-                    _unlink(Path(f"{database.path}{suffix}"))
-        self._collect_files(pointer, now, grace, removed)
-        return removed
-
-    def _collect_files(self, pointer: Pointer | None, now: float, grace: float,
-                       removed: list[str]) -> None:
-        staged = sorted(self._layout.staging.iterdir()) if self._layout.staging.is_dir() else []
-        temps = [p for p in self._layout.dir.glob(".*.tmp")] if self._layout.dir.is_dir() else []
-        for path in staged + temps:
-            if path.is_file() and now - _mtime(path) >= grace:
-                self._remove(path, removed)
-        if pointer is not None:
-            for path in self._layout.files(OLD_FILE):
-                self._remove(path, removed)
-            marker = self._layout.read_damage()
-            if marker is not None and marker.get("file") not in (pointer.file, None):
-                self._layout.clear_damage()
-        try:
-            record = self._layout.read_last_good()
-        except StoreError:
-            return
-        if record is not None and now - _mtime(self._layout.last_good_record) >= grace:
-            for path in self._layout.files(COPY_FILE):
-                if path.name != record.file:
-                    _unlink(path)
-
-    def _remove(self, path: Path, removed: list[str]) -> None:
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return
-        except PermissionError as exc:
-            # Windows refuses to delete a file another process has open; the next
-            # collect tries again, so it is not reported as removed.
-            if os.name == "nt":
-                return
-            raise StoreError(f"cannot remove {path}: {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot remove {path}: {exc}") from exc
-        removed.append(self._layout.relative(path))
-
 
 def _checkpoint(conn: apsw.Connection) -> None:
     """Copy the commit into the database file without waiting for anyone: frames a reader
@@ -306,24 +240,3 @@ def _copy(source: Path, target: Path) -> tuple[int, str]:
         os.fsync(dst.fileno())
     return size, digest.hexdigest()
 
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except FileNotFoundError:
-        return time.time()
-
-
-def _unlink(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass  # a side file (-wal, -shm, an old copy): the next collect tries again
-
-
-def _time_of(database_id: str) -> float | None:
-    try:
-        when = datetime.strptime(database_id[:16], "%Y%m%dT%H%M%SZ")
-    except ValueError:
-        return None
-    return when.replace(tzinfo=timezone.utc).timestamp()
