@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from datetime import datetime, timezone
@@ -9,6 +10,8 @@ from pathlib import Path
 
 from memory.adapters.sqlite.layout import COPY_FILE, OLD_FILE, IndexLayout, Pointer
 from memory.ports.errors import StoreError
+
+log = logging.getLogger(__name__)
 
 
 class Collector:
@@ -49,9 +52,13 @@ class Collector:
         for path in staged + temps:
             if path.is_file() and now - _mtime(path) >= grace:
                 self._remove(path, removed)
+        old = self._layout.files(OLD_FILE) if pointer is not None else []
+        if old:
+            log.warning("the index in %s was rebuilt from the notes: %d generation files of "
+                        "an older ai-memory are removed", self._layout.dir, len(old))
+        for path in old:
+            self._remove(path, removed)
         if pointer is not None:
-            for path in self._layout.files(OLD_FILE):
-                self._remove(path, removed)
             marker = self._layout.read_damage()
             if marker is not None and marker.get("file") not in (pointer.file, None):
                 self._layout.clear_damage()
