@@ -22,6 +22,6 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path):
     proc.stdout.close()  # as `head -1` does
     stderr = proc.stderr.read().decode()
     code = proc.wait(timeout=300)
-    assert first.startswith(b"Long.md")
+    assert first.startswith(b"note: Long.md")
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
     assert code == 141  # as a shell reports a command ended by SIGPIPE
