@@ -33,6 +33,7 @@ class EvidenceItem:
     signals: Signals
     status: str
     reasons: tuple[str, ...] = ()
+    cut_lines: tuple[int, ...] = ()  # lines cut to fit the budget (their text says so)
 
     @classmethod
     def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
@@ -99,3 +100,6 @@ class EvidencePacket:
     warnings: tuple[str, ...] = ()
     freshness: str = "current"  # current | refreshed-before-search | stale
     no_answer_reason: str | None = None  # why, when no_answer
+    # Notes near a question memory cannot answer (a secret's value): where it is kept, how
+    # it rotates. Never answers: `items` stays empty.
+    leads: tuple[EvidenceItem, ...] = ()
