@@ -81,12 +81,14 @@ PY
 session() {
     local home="$1"
     : >"$WORK/model-requests.log"
+    echo "\$ codex exec --skip-git-repo-check --json -c model_provider=local ... \"say hi\"  (the stand-in model's request, grepped:)"
     run "$home" codex exec --skip-git-repo-check --json \
         -c "model_providers.local={name=\"local\",base_url=\"http://127.0.0.1:$MODEL_PORT/v1\",wire_api=\"responses\"}" \
         -c model_provider=local "say hi" </dev/null >/dev/null
     grep -o 'mcp__ai_memory: ai-memory is[^<]\{0,60\}' "$WORK/model-requests.log" | head -1 >"$WORK/last.out" || true
     cat "$WORK/last.out"
     expect "codex connected: its model request carries our server's instructions" "mcp__ai_memory: ai-memory is"
+    echo "\$ COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=... copilot -p \"say hi\" --allow-all-tools --log-level debug  (its log, grepped:)"
     run "$home" env COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="http://127.0.0.1:$MODEL_PORT/v1" \
         COPILOT_MODEL=gpt-4o copilot -p "say hi" --allow-all-tools --log-level debug >/dev/null
     grep -oh '"ai-memory-memory_[a-z]*' -r "$home/.copilot/logs" | sort -u | tr -d '"' >"$WORK/last.out" || true
