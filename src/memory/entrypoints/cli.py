@@ -123,13 +123,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="memory root folder (default: $AI_MEMORY_ROOT, else ~/AI-Memory)")
     s.add_argument("--install-clients", action="store_true",
                    help="register the server with every client whose configuration folder "
-                        "exists (or those named in --clients)")
+                        "exists (or those named in --clients); implied by --shared and --url")
     s.add_argument("--clients", metavar="NAMES",
                    help="comma-separated clients to register even if not found, or 'all': "
                         "codex, claude-code, claude-desktop, copilot, opencode, vscode")
     s.add_argument("--only-present", action="store_true", help=argparse.SUPPRESS)  # the default
     s.add_argument("--name", help="register this root as ai-memory-NAME, beside other roots "
                                   "(default: the entry is ai-memory); --uninstall removes it")
+    how = s.add_mutually_exclusive_group()
+    how.add_argument("--shared", action="store_true",
+                     help="register `ai-memory connect --root DIR` (a small stdio bridge) so "
+                          "that all clients share the root's one daemon")
+    how.add_argument("--url", help="register a server someone runs, e.g. "
+                                   "https://memory.example.com/mcp: clients that speak HTTP get "
+                                   "the URL, Claude Desktop the stdio bridge; no local root")
+    s.add_argument("--token-env", metavar="VAR",
+                   help="with --url: the environment variable holding the bearer token "
+                        "(only its name is written, never the token)")
     s.add_argument("--dry-run", action="store_true",
                    help="print what would change, with diffs, and write nothing")
     s.add_argument("--uninstall", action="store_true",
