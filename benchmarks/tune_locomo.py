@@ -72,16 +72,14 @@ def ablations(base: SearchConfig):
     """The defaults with one ranking rule switched off (or one weight moved): each must
     gain over its ablation in most folds to stay (docs/benchmarks.md, session 6)."""
     fusion, rerank = base.fusion, base.rerank
-    for bonus in ("identifier", "path", "phrase", "ticket", "ticket_mention", "title",
-                  "superseded", "archived", "needs_review", "past_review"):
+    for bonus in ("identifier", "path", "phrase", "ticket", "superseded", "archived",
+                  "needs_review", "past_review"):
         if getattr(rerank, bonus, None):
             yield f"no-{bonus}", tuned(base, rerank={bonus: 0.0})
     yield "no-hop", evolve(base, hop=None)
     yield "no-rescue", tuned(base, fusion=dict(weak_lexical_coverage=0.0))
-    yield "no-graph-contrast", tuned(base, gather=dict(graph_contrast=0.0))
     yield "no-graph", tuned(base, gather=dict(use_graph=False))
     yield "no-noise-drop", tuned(base, select=dict(min_item_similarity=-1.0))
-    yield "per-note-10", tuned(base, select=dict(per_note=10))
     yield "no-focus", tuned(base, focus=False)
     for signal, values in (("semantic", (0.3, 0.7)), ("graph", (0.0, 0.3))):
         for w in values:

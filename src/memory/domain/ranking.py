@@ -8,7 +8,7 @@ from attrs import frozen
 
 from memory.domain.candidates import Candidate, Query
 from memory.domain.notes import Status
-from memory.domain.text import QueryFeatures, contains_exact, title_terms
+from memory.domain.text import QueryFeatures, contains_exact
 
 
 @frozen(kw_only=True)
@@ -19,8 +19,6 @@ class RerankPolicy:
     path: float = 2.0
     phrase: float = 2.0
     ticket: float = 2.0
-    ticket_mention: float = 0.5
-    title: float = 0.5
     superseded: float = -2.0
     archived: float = -1.0
     needs_review: float = -0.1  # tie-breakers: a stale note is still the note asked for
@@ -61,10 +59,6 @@ def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None
             c = c.with_bonus(p.phrase * point, "phrase")
     if c.note.ticket and c.note.ticket.upper() in tickets:
         c = c.with_bonus(p.ticket * point, f"ticket:{c.note.ticket}")
-    elif any(contains_exact(text, t) for t in tickets):
-        c = c.with_bonus(p.ticket_mention * point, "ticket-mention")
-    if f.terms and set(f.terms) <= title_terms(c.note.title):
-        c = c.with_bonus(p.title * point, "title")
     status = c.note.effective_status
     if status is Status.SUPERSEDED:
         c = c.with_bonus(p.superseded * point, "superseded")

@@ -92,12 +92,6 @@ def _matched(terms: tuple[str, ...], text: str) -> tuple[str, ...]:
     return tuple(t for t in terms if t in present or _inflected(t, present))
 
 
-@lru_cache(maxsize=1024)
-def title_terms(title: str) -> frozenset[str]:
-    """The content terms of a note title, as a set."""
-    return frozenset(content_terms(title))
-
-
 def _inflected(term: str, present: set[str]) -> bool:
     if len(term) < 4:
         return False
