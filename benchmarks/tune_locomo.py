@@ -87,9 +87,16 @@ def ablations(base: SearchConfig):
                 weights={**fusion.weights, signal: w}))
 
 
+def candidates(base: SearchConfig):
+    """Rules measured before they become defaults (docs/benchmarks.md, session 6)."""
+    for w in (0.0, 0.5, 1.0):
+        yield f"in-period-{w}", tuned(base, rerank=dict(in_period=w))
+
+
 def variants(base: SearchConfig):
     yield "default", base
     yield from ablations(base)
+    yield from candidates(base)
     rrf = {"lexical": 1.0, "semantic": 0.25, "graph": 0.3}
     for name, config in [
         ("lexical-only", tuned(base, gather=dict(use_semantic=False, use_graph=False))),

@@ -9,6 +9,7 @@ from attrs import evolve, frozen
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ResolvedScope
 from memory.domain.text import QueryFeatures
+from memory.domain.time_questions import Period, periods
 
 
 @frozen
@@ -28,10 +29,12 @@ class Query:
     features: QueryFeatures
     scope: ResolvedScope
     today: str = ""  # ISO date, for review dates; "" ignores them
+    periods: tuple[Period, ...] = ()  # the days, months, years it is bounded by
 
     @classmethod
     def of(cls, text: str, scope: ResolvedScope, today: str = "") -> Query:
-        return cls(text=text, features=QueryFeatures.of(text), scope=scope, today=today)
+        return cls(text=text, features=QueryFeatures.of(text), scope=scope, today=today,
+                   periods=periods(text))
 
 
 @frozen(kw_only=True)

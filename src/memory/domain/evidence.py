@@ -33,6 +33,7 @@ class EvidenceItem:
     signals: Signals
     status: str
     reasons: tuple[str, ...] = ()
+    date: str | None = None  # the note's date: front matter `created`, else `date`
 
     @classmethod
     def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
@@ -42,7 +43,8 @@ class EvidenceItem:
                    text=text, score=c.score,
                    signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank,
                                    graph=c.graph_rank),
-                   status=c.note.effective_status.value, reasons=c.reasons)
+                   status=c.note.effective_status.value, reasons=c.reasons,
+                   date=c.note.created)
 
     @property
     def citation(self) -> str:

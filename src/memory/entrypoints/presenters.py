@@ -48,7 +48,9 @@ def packet_text(packet: EvidencePacket, snippet_lines: int = 6) -> str:
     for n, item in enumerate(packet.items, 1):
         inner = item.heading.removeprefix(item.title).removeprefix(" > ")
         heading = f" > {shown(inner)}" if inner else ""
-        out.append(f"{n}. {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]")
+        dated = f"  dated {shown(item.date)}" if item.date else ""
+        out.append(f"{n}. {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]"
+                   f"{dated}")
         body = item.text.split("\n")
         out += [f"     {shown(line)}" for line in body[:snippet_lines]]
         if len(body) > snippet_lines:
