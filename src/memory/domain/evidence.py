@@ -34,6 +34,7 @@ class EvidenceItem:
     status: str
     reasons: tuple[str, ...] = ()
     cut_lines: tuple[int, ...] = ()  # lines cut to fit the budget (their text says so)
+    date: str | None = None  # the note's date: front matter `created`, else `date`
 
     @classmethod
     def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
@@ -43,7 +44,8 @@ class EvidenceItem:
                    text=text, score=c.score,
                    signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank,
                                    graph=c.graph_rank),
-                   status=c.note.effective_status.value, reasons=c.reasons)
+                   status=c.note.effective_status.value, reasons=c.reasons,
+                   date=c.note.created)
 
     @property
     def citation(self) -> str:

@@ -154,6 +154,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--results", help="also write per-query results JSONL here")
     s.add_argument("--signals", default="lexical,semantic,graph",
                    help="comma-separated signals to use (ablations)")
+    s.add_argument("--folds", default="project",
+                   help="query field whose values are the cross-validation folds ('none': off)")
+    s.add_argument("--control", help="results JSONL of the same settings run again (noise band)")
     return p
 
 

@@ -62,7 +62,9 @@ def _item_lines(label: str, item: EvidenceItem, snippet_lines: int) -> list[str]
     inner = item.heading.removeprefix(item.title).removeprefix(" > ")
     heading = f" > {shown(inner)}" if inner else ""
     cut = f"  [cut to fit: line {', '.join(map(str, item.cut_lines))}]" if item.cut_lines else ""
-    out = [f"{label} {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]{cut}"]
+    dated = f"  dated {shown(item.date)}" if item.date else ""
+    out = [f"{label} {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]"
+           f"{dated}{cut}"]
     body = item.text.split("\n")
     out += [f"     {shown(line)}" for line in body[:snippet_lines]]
     if len(body) > snippet_lines:
