@@ -101,6 +101,10 @@ def run(name: str, modules: list[str], env: dict[str, str]) -> dict:
     printed = [f"[{m['name']}] {m['text']}" for m in
                PRINTED.finditer(done.stdout + done.stderr)]
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    if done.returncode != 0:  # what failed, kept for whoever has to find out why
+        log = Path(tempfile.gettempdir()) / f"ai-memory-stress-{name.split('.')[0]}.log"
+        log.write_text(done.stdout + done.stderr, encoding="utf-8")
+        failed.append(f"output: {log}")
     return {"guarantee": name, **counts, "seconds": round(seconds, 1), "figures": figures,
             "printed": printed, "failed": failed, "returncode": done.returncode}
 

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-UNWRITABLE = ("Read-only file system", "Permission denied")
+UNWRITABLE = ("Read-only file system", "Permission denied", "is read-only")
 
 
 @pytest.fixture(scope="module")

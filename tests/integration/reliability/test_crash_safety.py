@@ -113,8 +113,8 @@ def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
     report = root.refresh("full")
     assert report["ok"], report
     assert root.leftovers() == []
-    assert_serving(root, service, f"kq{TRIALS - 1}w token")
-    assert any(f"kq{TRIALS - 1}w" in i.text for i in service.search(f"kq{TRIALS - 1}w token").items)
+    assert_serving(root, service, f"trial wrote kq{TRIALS - 1}w")
+    assert any(f"kq{TRIALS - 1}w" in i.text for i in service.search(f"trial wrote kq{TRIALS - 1}w").items)
     figures = {"trials": TRIALS, **seen, "orphaned_processes": len(orphans),
                "index_s": round(spans["index"], 2), "full_s": round(spans["full"], 2)}
     record_property("figures", figures)
