@@ -34,7 +34,7 @@ def plant(tree: Path, module: str, text: str) -> None:
 
 def lint_imports(tree: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", ".importlinter"],
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", ".importlinter"],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=120)
 
 
