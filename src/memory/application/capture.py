@@ -21,7 +21,7 @@ from memory.domain.note_edits import (Append, Archive, Move, NoteEdit, ReplaceLi
                                       Supersede, checked)
 from memory.domain.note_text import NoteFile, NoteText, check_hash
 from memory.domain.notes import Note, note_path
-from memory.domain.placement import ScopeKey, derive_memory_id
+from memory.domain.placement import ScopeKey, WriteScope, derive_memory_id
 from memory.ports.capture_index import (NoteCatalogue, NoteEvidence, SimilarNotes,
                                         SingleNoteIndexer)
 from memory.ports.clock import Clock
@@ -53,7 +53,7 @@ class CaptureService:
     # -- memory_write ----------------------------------------------------------------------
 
     def write(self, request: WriteRequest, author: Author) -> WriteResult:
-        scope = request.scope.key if request.scope else ScopeKey.of_path(request.path)
+        scope = request.scope.key if request.scope else ScopeKey.of_path(_path(request))
         related = tuple(self._known(name, "related").memory_id for name in request.related)
         old = self._known(request.supersedes, "supersedes") if request.supersedes else None
         if not request.allow_duplicate:
@@ -83,7 +83,7 @@ class CaptureService:
         while True:
             try:
                 return self._writer.create(
-                    request.path or request.scope.place(request.title, number), data)
+                    request.path or _scope(request).place(request.title, number), data)
             except NoteAlreadyExists:
                 if request.path or not request.allow_duplicate or number == MAX_NAME_TRIES:
                     raise
@@ -147,16 +147,20 @@ class CaptureService:
         if op is EditOperation.REPLACE_LINES:
             return ReplaceLines(start_line=request.start_line, end_line=request.end_line,
                                 lines=request.lines)
+        # EditRequest.parse refuses an operation without the argument it needs (asserted).
         if op is EditOperation.SET_FIELDS:
+            assert request.fields is not None
             names = {n: self._known(n, "fields").memory_id
                      for n in request.fields.identities()}
             return SetFields(changes=request.fields.resolved(names))
         if op is EditOperation.SUPERSEDE:
+            assert request.superseded_by is not None
             by = self._known(request.superseded_by, "superseded_by").memory_id
             earlier = note.superseded_by if note else ()
             return Supersede(superseded_by=tuple(dict.fromkeys((*earlier, by))))
         if op is EditOperation.ARCHIVE:
             return Archive()
+        assert request.new_path is not None
         return Move(new_path=request.new_path, memory_id=note.memory_id if note else None)
 
     def _apply(self, path: str, memory_id: str | None, current: NoteFile, edit: NoteEdit,
@@ -193,3 +197,14 @@ class CaptureService:
 
     def _today(self) -> dt.date:
         return dt.date.fromisoformat(self._clock.now_iso()[:10])
+
+
+# WriteRequest.parse refuses a request that names neither a scope nor a path.
+def _path(request: WriteRequest) -> str:
+    assert request.path is not None
+    return request.path
+
+
+def _scope(request: WriteRequest) -> WriteScope:
+    assert request.scope is not None
+    return request.scope

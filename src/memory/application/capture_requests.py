@@ -23,14 +23,26 @@ MAX_HEADING_CHARS = 300
 MAX_LINE = 10**9
 
 
-def _flag(value, field: str) -> bool:
+def _flag(value: object, field: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidRequest(f"{field} must be true or false")
     return value
 
 
-def _identity(value, field: str) -> str | None:
+def _identity(value: object, field: str) -> str | None:
     return None if value is None else clean_text(value, field, MAX_NAME_CHARS)
+
+
+def _list_field(name: str, value: object) -> tuple[str, ...]:
+    typed = typed_field(name, value)
+    assert isinstance(typed, tuple)  # the schema reads this field as a list of names
+    return typed
+
+
+def _text_field(name: str, value: object) -> str:
+    typed = typed_field(name, value)
+    assert isinstance(typed, str)  # the schema reads this field as one line
+    return typed
 
 
 @frozen(kw_only=True)
@@ -47,9 +59,11 @@ class WriteRequest:
     allow_duplicate: bool = False
 
     @classmethod
-    def parse(cls, *, title, body, repository=None, project=None, ticket=None, kind=None,
-              tags=None, related=None, status=None, note_type=None, supersedes=None,
-              path=None, allow_duplicate=False) -> WriteRequest:
+    def parse(cls, *, title: object, body: object, repository: object = None,
+              project: object = None, ticket: object = None, kind: object = None,
+              tags: object = None, related: object = None, status: object = None,
+              note_type: object = None, supersedes: object = None, path: object = None,
+              allow_duplicate: object = False) -> WriteRequest:
         scope = WriteScope.parse(repository=repository, project=project, ticket=ticket,
                                  kind=kind)
         if scope is None and path is None:
@@ -59,10 +73,10 @@ class WriteRequest:
             title=single_line(title, "title", MAX_TITLE_CHARS),
             body=body_lines(text_lines(body, "body", MAX_NOTE_BYTES)), scope=scope,
             path=None if path is None else writable_note_path(path),
-            tags=typed_field("tags", tags) if tags else (),
-            related=typed_field("related", related) if related else (),
+            tags=_list_field("tags", tags) if tags else (),
+            related=_list_field("related", related) if related else (),
             status=Status(typed_field("status", status)) if status else Status.ACTIVE,
-            note_type=typed_field("type", note_type) if note_type else "memory",
+            note_type=_text_field("type", note_type) if note_type else "memory",
             supersedes=_identity(supersedes, "supersedes"),
             allow_duplicate=_flag(allow_duplicate, "allow_duplicate"))
 
@@ -76,7 +90,7 @@ class EditOperation(str, Enum):
     MOVE = "move"
 
     @classmethod
-    def parse(cls, value) -> EditOperation:
+    def parse(cls, value: object) -> EditOperation:
         try:
             return cls(value)
         except ValueError:
@@ -96,7 +110,7 @@ ARGUMENTS = {
 REQUIRED = {"start_line", "end_line", "fields", "superseded_by", "new_path"}
 
 
-def _arguments(operation: EditOperation, given: dict) -> dict:
+def _arguments(operation: EditOperation, given: dict[str, object]) -> dict[str, object]:
     extra = sorted(k for k, v in given.items() if v is not None and k not in ARGUMENTS[operation])
     if extra:
         raise InvalidRequest(f"{operation.value} does not take {', '.join(extra)}")
@@ -122,9 +136,10 @@ class EditRequest:
     new_path: str | None = None
 
     @classmethod
-    def parse(cls, *, identity, content_hash, operation, text=None, heading=None,
-              start_line=None, end_line=None, fields=None, superseded_by=None,
-              new_path=None) -> EditRequest:
+    def parse(cls, *, identity: object, content_hash: object, operation: object,
+              text: object = None, heading: object = None, start_line: object = None,
+              end_line: object = None, fields: object = None, superseded_by: object = None,
+              new_path: object = None) -> EditRequest:
         op = EditOperation.parse(operation)
         given = _arguments(op, {"text": text, "heading": heading, "start_line": start_line,
                                 "end_line": end_line, "fields": fields,

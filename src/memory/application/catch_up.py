@@ -105,7 +105,7 @@ class CatchUpRunner:
                 continue
             stage = report.stage("graph")
             return CatchUp(outcome="refreshed", report=report,
-                           detail=f"{stage.outcome} {stage.reason}".strip())
+                           detail=f"{stage.outcome} {stage.reason}".strip() if stage else "")
 
     def _run_locked(self, deadline: float, max_files: int | None, big: bool,
                     cancel: CancelToken | None) -> CatchUp:
@@ -165,7 +165,7 @@ class CatchUpRunner:
 
 def log_catch_up(result: CatchUp) -> None:
     if result.outcome == "refreshed":
-        stage = result.report.stage("index")
+        stage = result.report.stage("index") if result.report else None
         log.info("watch: %d changed notes -> index %s (%s)", result.changed,
                  stage.generation if stage else None, stage.outcome if stage else "?")
     elif result.outcome != "nothing":

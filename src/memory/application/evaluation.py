@@ -6,9 +6,11 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from attrs import frozen
 
+Record = Mapping[str, Any]  # one JSON object: a query, a run's result for it, a hit
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
@@ -20,7 +22,8 @@ def percentile(values: Sequence[float], p: float) -> float:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
-def score_query(evidence: Sequence[Mapping], hits: Sequence[Mapping], ks: Sequence[int]) -> dict:
+def score_query(evidence: Sequence[Record], hits: Sequence[Record],
+                ks: Sequence[int]) -> dict[str, Any]:
     """File-level R/H/MRR/nDCG over hits deduplicated by path; line-level EH/L over raw hits."""
     gold_files = {e["path"] for e in evidence}
     gold_lines = {(e["path"], e["line"]) for e in evidence}
@@ -41,13 +44,13 @@ def score_query(evidence: Sequence[Mapping], hits: Sequence[Mapping], ks: Sequen
     return m
 
 
-def summarize(queries: Sequence[Mapping], results: Mapping[str, Mapping],
-              ks: Sequence[int]) -> dict:
+def summarize(queries: Sequence[Record], results: Mapping[str, Record],
+              ks: Sequence[int]) -> dict[str, Any]:
     """Per-group means (all + categories), latency percentiles, no-answer and leakage rates.
 
     Queries without evidence are no-answer cases: they count only toward no-answer accuracy.
     """
-    groups: dict[str, list[dict]] = defaultdict(list)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     latencies: dict[str, list[float]] = defaultdict(list)
     no_answer_right = no_answer_total = leaked = returned = 0
     for q in queries:
@@ -88,14 +91,14 @@ def summarize(queries: Sequence[Mapping], results: Mapping[str, Mapping],
 FOLD_METRICS = ("EH@5", "L@5", "R@5", "MRR@10")
 
 
-def split_folds(queries: Sequence[Mapping], key: str = "project",
-                count: int = 5) -> dict[str, list[Mapping]]:
+def split_folds(queries: Sequence[Record], key: str = "project",
+                count: int = 5) -> dict[str, list[Record]]:
     """Queries by fold, in order of first appearance.
 
     A fold is one value of `key` (a LoCoMo conversation: its project); queries without it
     are dealt round-robin into `count` folds in file order, so a small case set still splits.
     """
-    out: dict[str, list[Mapping]] = {}
+    out: dict[str, list[Record]] = {}
     for i, q in enumerate(queries):
         out.setdefault(str(q.get(key) or f"fold-{i % count + 1}"), []).append(q)
     return out
@@ -124,7 +127,7 @@ class HeldOut:
 
     fold: str
     chosen: str  # the variant the other folds preferred
-    summary: dict  # summarize() of the fold's queries
+    summary: dict[str, Any]  # summarize() of the fold's queries
 
 
 @frozen(kw_only=True)
@@ -144,7 +147,7 @@ class CrossValidation:
                 *sorted(found - {"all", *CATEGORIES.values()})]
 
 
-def cross_validate(queries: Sequence[Mapping], runs: Mapping[str, Mapping[str, Mapping]],
+def cross_validate(queries: Sequence[Record], runs: Mapping[str, Mapping[str, Record]],
                    ks: Sequence[int], key: str = "project", objective: str = "EH@5",
                    tie_breaker: str = "MRR@10") -> CrossValidation:
     """Leave one fold out: choose among `runs` (variant -> results) on the other folds by
@@ -161,13 +164,14 @@ def cross_validate(queries: Sequence[Mapping], runs: Mapping[str, Mapping[str, M
     return CrossValidation(folds=tuple(held))
 
 
-def _objective(queries, results, ks, objective: str, tie_breaker: str) -> tuple[float, float]:
+def _objective(queries: Sequence[Record], results: Mapping[str, Record], ks: Sequence[int],
+               objective: str, tie_breaker: str) -> tuple[float, float]:
     row = summarize(queries, results, ks)["groups"].get("all", {})
     return round(row.get(objective, 0.0), 9), round(row.get(tie_breaker, 0.0), 9)
 
 
-def fold_gains(queries: Sequence[Mapping], base: Mapping[str, Mapping],
-               other: Mapping[str, Mapping], ks: Sequence[int], key: str = "project",
+def fold_gains(queries: Sequence[Record], base: Mapping[str, Record],
+               other: Mapping[str, Record], ks: Sequence[int], key: str = "project",
                metric: str = "EH@5") -> dict[str, float]:
     """Per fold, how much `other`'s results beat `base`'s on `metric` (negative: lose)."""
     return {name: summarize(qs, other, ks)["groups"]["all"][metric]
@@ -175,8 +179,8 @@ def fold_gains(queries: Sequence[Mapping], base: Mapping[str, Mapping],
             for name, qs in split_folds(queries, key).items()}
 
 
-def control_band(queries: Sequence[Mapping], first: Mapping[str, Mapping],
-                 second: Mapping[str, Mapping], ks: Sequence[int], key: str = "project",
+def control_band(queries: Sequence[Record], first: Mapping[str, Record],
+                 second: Mapping[str, Record], ks: Sequence[int], key: str = "project",
                  metrics: Sequence[str] = FOLD_METRICS) -> dict[str, float]:
     """The noise of the control: per metric, the largest per-fold difference between two
     runs of the same settings (e.g. each from a cold state)."""
@@ -184,7 +188,7 @@ def control_band(queries: Sequence[Mapping], first: Mapping[str, Mapping],
             for m in metrics}
 
 
-def sampling_band(queries: Sequence[Mapping], results: Mapping[str, Mapping],
+def sampling_band(queries: Sequence[Record], results: Mapping[str, Record],
                   ks: Sequence[int], key: str = "project", metrics: Sequence[str] = FOLD_METRICS,
                   rounds: int = 200, seed: int = 0) -> dict[str, float]:
     """Half the width of the central 90 % of fold means when each fold's questions are

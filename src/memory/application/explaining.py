@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attrs import evolve
+
 from memory.application.retrieval import SearchTrace
 from memory.application.search_config import SearchConfig
 from memory.domain.candidates import Candidate
@@ -48,21 +50,21 @@ def identity_explanation(name: str, note: Note | None, trace: SearchTrace) -> Id
     if note is None:
         return IdentityExplanation(name=name, found=False,
                                    why="no note has this memory_id, path or title")
-    known = dict(name=name, found=True, memory_id=note.memory_id, path=note.path,
-                 status=note.effective_status.value)
+    known = IdentityExplanation(name=name, found=True, why="", memory_id=note.memory_id,
+                                path=note.path, status=note.effective_status.value)
     flt = trace.query.scope.filter
     if not flt.admits(note):
-        return IdentityExplanation(**known, why=flt.exclusion(note))
+        return evolve(known, why=flt.exclusion(note) or "")
     ranks = [(i, c) for i, c in enumerate(trace.ranked, 1) if c.note.memory_id == note.memory_id]
     returned = not trace.no_answer and any(c.note.memory_id == note.memory_id
                                            for c in trace.chosen)
     if not ranks:
-        return IdentityExplanation(**known, why=(
+        return evolve(known, why=(
             "in scope, but no signal found it: none of its chunks matched the query words, "
             "was near the query vector, or was close in the graph"))
     rank, best = ranks[0]
-    return IdentityExplanation(
-        **known, returned=returned, best_rank=rank,
+    return evolve(
+        known, returned=returned, best_rank=rank,
         signals=Signals(lexical=best.lexical_rank, semantic=best.semantic_rank,
                         graph=best.graph_rank),
         matched_terms=trace.query.features.matched_terms(best.chunk.indexed_text),

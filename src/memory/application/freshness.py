@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 from attrs import frozen
 
@@ -21,6 +23,7 @@ from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge
 from memory.application.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
+from memory.domain.refresh import GenerationInfo
 from memory.ports.change_feed import ChangeFeed
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -51,11 +54,11 @@ class ChangesOnlyHistory(RefreshHistory):
     def __init__(self, history: RefreshHistory):
         self._history = history
 
-    def append(self, record) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         if any(stage.get("outcome") != "unchanged" for stage in record.get("stages", ())):
             self._history.append(record)
 
-    def last(self):
+    def last(self) -> Mapping[str, Any] | None:
         return self._history.last()
 
 
@@ -150,7 +153,7 @@ class FreshnessPolicy:
             interval = self.config.stale_retry_s if stale else self.config.check_interval_s
             recent = self._checked_at is not None and now - self._checked_at < interval
             if self.watching:
-                if not self._pending and not self._feed.settling():
+                if not self._pending and not (self._feed is not None and self._feed.settling()):
                     return (CURRENT, ())
                 if recent and stale:
                     return self._verdict
@@ -243,5 +246,5 @@ class FreshnessPolicy:
         return result
 
 
-def _id(info) -> str | None:
+def _id(info: GenerationInfo | None) -> str | None:
     return info.id if info is not None else None

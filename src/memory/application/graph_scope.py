@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from memory.domain.errors import Unavailable
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.notes import Note
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter
 from memory.ports.chunk_store import ChunkStore
+from memory.ports.graph_provider import GraphProvider
 
 EVERYTHING = ScopeFilter(status=StatusFilter.ANY)
 
@@ -61,3 +63,11 @@ class ScopeFence:
             return found, ()
         return None, ("the shortest path between them runs through notes outside the scope; "
                       "widen the scope to see it",)
+
+
+def graph_id(graph: GraphProvider) -> str:
+    """The id of the graph generation that answers; Unavailable while none is published."""
+    current = graph.current()
+    if current is None:
+        raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
+    return current.id

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
+from typing import Any
 
 from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
                                   IndexHealth, SecretNote, SelfCheck)
@@ -130,7 +131,7 @@ class HealthCheck:
         return tuple(found)
 
 
-def _plain(record) -> dict | None:
+def _plain(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return dict(record) if record is not None else None
 
 

@@ -9,20 +9,20 @@ from attrs import evolve, frozen
 
 from memory.application.chunk_vectors import ChunkVectors
 from memory.application.graph_refresh import GraphRefresh
+from memory.application.id_claims import IdClaims, Vectors
 from memory.application.refresh_checks import failures_text, validate_index
 from memory.application.refresh_run import (NoteEdits, Progress, RefreshRun, batches,
                                            read_notes)
 from memory.domain.cancellation import CancelToken
-from memory.domain.errors import InvalidRequest, NotFound
-from memory.domain.identity import identity_claims, keeps_over
-from memory.domain.notes import Chunk, NoteDocument
-from memory.domain.refresh import (GenerationInfo, GraphLag, ManifestEntry, RefreshReport,
-                                   SourceFile, SourceScan, StageReport, diff_scan)
+from memory.domain.errors import InvalidRequest
+from memory.domain.notes import NoteDocument
+from memory.domain.refresh import (GenerationInfo, GraphLag, RefreshReport, SourceFile,
+                                   SourceScan, StageReport, diff_scan)
 from memory.domain.refresh_plan import RefreshPlan, plan_refresh
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.embedding_cache import EmbeddingCache
-from memory.ports.errors import DuplicateNote, StoreError
+from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphGenerations
 from memory.ports.index_generations import IndexGenerations, IndexStage
 from memory.ports.journal import RefreshHistory
@@ -156,11 +156,11 @@ class Indexer:
         """Edit the stage, validate it, publish it or discard it (the caller discards on error)."""
         previous = current.id if current else None
         stage.remove([d.note.path for d in edits.docs] + list(edits.removed))
-        staged: dict[str, NoteDocument] = {}  # each note as staged, under its final id
-        embedded, reused = self._add_all(stage, edits.docs, scan.files, plan.semantic, warnings,
-                                         run, staged)
+        claims = IdClaims(stage, self._source, self._vectors, self.policy.embed_call, warnings,
+                          run.cancel)
+        embedded, reused = self._add_all(claims, edits.docs, scan.files, plan.semantic, run)
         validation = validate_index(stage, stage.manifest(), plan.semantic, self._embedder,
-                                    list(staged.values()))
+                                    list(claims.staged.values()))
         if not validation.ok:
             stage.discard()
             return StageReport(stage="index", outcome="kept-last-good", generation=previous,
@@ -176,81 +176,23 @@ class Indexer:
                            embedded=embedded, reused_vectors=reused,
                            seconds=self._clock.monotonic() - started)
 
-    def _add_all(self, stage: IndexStage, docs: Sequence[NoteDocument],
-                 files: Mapping[str, SourceFile], semantic: bool, warnings: list[str],
-                 run: RefreshRun, staged: dict[str, NoteDocument]) -> tuple[int, int]:
+    def _add_all(self, claims: IdClaims, docs: Sequence[NoteDocument],
+                 files: Mapping[str, SourceFile], semantic: bool,
+                 run: RefreshRun) -> tuple[int, int]:
         """Add the notes in batches of about `embed_batch` chunks; (embedded, reused)."""
         embedded = reused = done = 0
         if docs:
             run.step("index", 0, len(docs))
         for group in batches(docs, self.policy.embed_batch):
-            vectors = None
+            vectors: Vectors | None = None
             if semantic:
                 e, r, vectors = self._vectors.of(group, run.cancel, self.policy.embed_call)
                 embedded, reused = embedded + e, reused + r
             for doc in group:
-                self._add_one(stage, doc, files.get(doc.note.path), vectors, warnings, staged,
-                              run.cancel)
+                claims.add(doc, files.get(doc.note.path), vectors)
             done += len(group)
             run.step("index", done, len(docs))
         return embedded, reused
-
-    def _add_one(self, stage: IndexStage, doc: NoteDocument, scanned: SourceFile | None,
-                 vectors: dict[str, Sequence[float]] | None, warnings: list[str],
-                 staged: dict[str, NoteDocument], cancel: CancelToken) -> None:
-        """Stage a note under the first id it wants that it may keep (into staged too).
-
-        Who keeps a contested id depends on the two notes only (identity.keeps_over), so
-        the order notes arrive in, over one refresh or many, never changes an id: a note
-        that keeps an id another holds takes it, and the other moves on to its next one.
-        """
-        # A file that vanished after the scan keeps size/mtime 0: the next scan re-reads it.
-        entry = ManifestEntry(path=doc.note.path, content_hash=doc.note.content_hash,
-                              size=scanned.size if scanned else 0,
-                              mtime_ns=scanned.mtime_ns if scanned else 0)
-        ordered = self._ordered(doc, vectors)
-        lost: list[tuple[str, str]] = []
-        for memory_id in identity_claims(doc.note):
-            attempt = _renamed(doc, memory_id)
-            try:
-                stage.add(attempt, entry, ordered)
-            except DuplicateNote as clash:
-                holder = self._contender(clash.holder)
-                if holder is None or not keeps_over(doc.note, holder.note, memory_id):
-                    lost.append((memory_id, clash.holder or "another note"))
-                    continue
-                held = stage.manifest().get(holder.note.path)
-                stage.remove([holder.note.path])
-                stage.add(attempt, entry, ordered)
-                self._add_one(stage, holder, _scanned(held),
-                              self._vectors_of(holder, vectors, cancel), warnings, staged, cancel)
-            if lost:
-                wanted, other = lost[0]
-                warnings.append(f"{doc.note.path}: memory_id {wanted!r} is already used by "
-                                f"{other}, which keeps it; indexed as {memory_id!r}")
-            staged[doc.note.path] = attempt
-            return
-        raise StoreError(f"{doc.note.path}: every memory_id it could take is taken")
-
-    def _contender(self, path: str | None) -> NoteDocument | None:
-        """The note holding a contested id, as its file reads now (None if it cannot be)."""
-        if path is None:
-            return None
-        try:
-            return self._source.load(path)
-        except (InvalidRequest, NotFound):
-            return None
-
-    def _vectors_of(self, doc: NoteDocument, vectors,
-                    cancel: CancelToken) -> dict[str, Sequence[float]] | None:
-        return None if vectors is None else self._vectors.of([doc], cancel,
-                                                             self.policy.embed_call)[2]
-
-    @staticmethod
-    def _ordered(doc: NoteDocument, vectors):
-        if vectors is None:
-            return None
-        return [vectors[c.hash] for c in doc.chunks]
 
     def _graph_stage(self, force: bool, run: RefreshRun) -> StageReport:
         if self._graph is None:
@@ -267,15 +209,3 @@ class Indexer:
             except StoreError as exc:
                 warnings.append(f"old generations not collected: {exc}")
 
-
-def _scanned(entry: ManifestEntry | None) -> SourceFile | None:
-    return SourceFile(path=entry.path, size=entry.size, mtime_ns=entry.mtime_ns) if entry else None
-
-
-def _renamed(doc: NoteDocument, memory_id: str) -> NoteDocument:
-    if memory_id == doc.note.memory_id:
-        return doc
-    chunks = tuple(Chunk.create(memory_id=memory_id, path=c.path, heading=c.heading,
-                                start_line=c.start_line, end_line=c.end_line, text=c.text,
-                                context=c.context, ordinal=c.ordinal) for c in doc.chunks)
-    return evolve(doc, note=evolve(doc.note, memory_id=memory_id), chunks=chunks)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from attrs import frozen
 
@@ -17,7 +18,7 @@ MAX_NOTE_CHARS = 4000
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds pairs as one code point
 
 
-def clean_text(value, field: str, max_chars: int, required: bool = True) -> str:
+def clean_text(value: object, field: str, max_chars: int, required: bool = True) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
@@ -48,7 +49,7 @@ def _surrogate_message(field: str, char: str, at: int) -> str:
             "half of a cut emoji); send well-formed Unicode")
 
 
-def bounded_int(value, field: str, low: int, high: int) -> int:
+def bounded_int(value: object, field: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         try:
             if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -62,13 +63,14 @@ def bounded_int(value, field: str, low: int, high: int) -> int:
     return value
 
 
-def optional_key(value, field: str) -> str | None:
+def optional_key(value: object, field: str) -> str | None:
     text = clean_text(value, field, 200, required=False)
     return text or None
 
 
-def scope_filter(*, root_scope=None, repository=None, project=None, ticket=None, status=None,
-                 path_prefix=None, default_status: str = "active") -> ScopeFilter:
+def scope_filter(*, root_scope: object = None, repository: object = None, project: object = None,
+                 ticket: object = None, status: object = None, path_prefix: object = None,
+                 default_status: str = "active") -> ScopeFilter:
     """The explicit filters of a search or a graph walk, validated."""
     return ScopeFilter(
         root_scope=optional_key(root_scope, "root_scope"),
@@ -87,6 +89,6 @@ class SearchRequest:
     limit: int = 8
 
     @classmethod
-    def parse(cls, query, *, limit=8, **filters) -> SearchRequest:
+    def parse(cls, query: object, *, limit: object = 8, **filters: Any) -> SearchRequest:
         return cls(query=clean_text(query, "query", MAX_QUERY_CHARS),
                    filter=scope_filter(**filters), limit=bounded_int(limit, "limit", 1, MAX_LIMIT))

@@ -7,6 +7,7 @@ Nothing of one search is kept on the engine: each search's data travels in value
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from attrs import evolve, frozen
 
@@ -65,7 +66,7 @@ class RetrievalEngine:
     def config(self) -> SearchConfig:
         return self._config
 
-    def with_config(self, config: SearchConfig | None = None, **changes) -> RetrievalEngine:
+    def with_config(self, config: SearchConfig | None = None, **changes: Any) -> RetrievalEngine:
         """The same stores searched under another configuration (benchmarks, ablations)."""
         return RetrievalEngine(*self._ports, evolve(config or self._config, **changes),
                                self._default_repository, self._today, gatherer=self._gather)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from attrs import asdict, evolve
 
 from memory.application.explaining import explanation, identity_explanation
 from memory.application.health_check import HealthCheck
 from memory.application.indexer import Indexer, Progress
-from memory.application.graph_scope import ScopeFence, outside_scope
+from memory.application.graph_scope import ScopeFence, graph_id, outside_scope
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
                                          scope_filter)
@@ -26,6 +26,7 @@ from memory.domain.health import Health
 from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
+from memory.domain.cancellation import CancelToken
 from memory.domain.refresh import RefreshReport
 from memory.domain.scope import ResolvedScope
 from memory.ports.chunk_store import ChunkStore
@@ -76,7 +77,7 @@ class MemoryService:
 
     # -- reading -------------------------------------------------------------------------
 
-    def search(self, query, **filters) -> EvidencePacket:
+    def search(self, query: object, **filters: Any) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
         freshness, extra = self._before_search() if self._before_search else ("current", ())
 
@@ -87,7 +88,8 @@ class MemoryService:
                                       freshness=freshness)
         return self._from_one_generation(read)
 
-    def get(self, identity, start_line=None, end_line=None) -> NoteRead:
+    def get(self, identity: object, start_line: object = None,
+            end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
         self._generation()
         doc = self._source.load(self._resolve_path(name))
@@ -101,20 +103,20 @@ class MemoryService:
             raise InvalidRequest("end_line must not be before start_line")
         return NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
 
-    def neighbors(self, identity, depth=1, **filters) -> Neighbourhood:
+    def neighbors(self, identity: object, depth: object = 1, **filters: Any) -> Neighbourhood:
         """Within the same scope a search would run under (status: any by default)."""
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        depth = bounded_int(depth, "depth", 1, MAX_DEPTH)
+        hops = bounded_int(depth, "depth", 1, MAX_DEPTH)
         scope = self._graph_scope(filters)
         note = self._in_scope(name, scope)
         graph = self._require_graph()
-        kept, left_out = self._fence(scope).neighbors(graph.neighbors(note.memory_id, depth))
+        kept, left_out = self._fence(scope).neighbors(graph.neighbors(note.memory_id, hops))
         shown = tuple(evolve(n, label=shown_name(n.label)) for n in kept)  # a label is a name
-        return Neighbourhood(memory_id=note.memory_id, path=note.path, depth=depth,
-                             scope=AppliedScope.of(scope), graph_generation=graph.current().id,
+        return Neighbourhood(memory_id=note.memory_id, path=note.path, depth=hops,
+                             scope=AppliedScope.of(scope), graph_generation=graph_id(graph),
                              neighbors=redacted(shown), warnings=left_out)
 
-    def path(self, source, target, **filters) -> RelationPath:
+    def path(self, source: object, target: object, **filters: Any) -> RelationPath:
         a_name = clean_text(source, "source", MAX_NAME_CHARS)
         b_name = clean_text(target, "target", MAX_NAME_CHARS)
         scope = self._graph_scope(filters)
@@ -123,11 +125,11 @@ class MemoryService:
         found, left_out = self._fence(scope).path(graph.path(a.memory_id, b.memory_id))
         return RelationPath(source=NoteRef(memory_id=a.memory_id, path=a.path),
                             target=NoteRef(memory_id=b.memory_id, path=b.path),
-                            scope=AppliedScope.of(scope), graph_generation=graph.current().id,
+                            scope=AppliedScope.of(scope), graph_generation=graph_id(graph),
                             connected=found is not None, path=redacted(found),
                             warnings=left_out)
 
-    def explain(self, query, identity=None, **filters) -> Explanation:
+    def explain(self, query: object, identity: object = None, **filters: Any) -> Explanation:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
         generation, warnings, trace = self._from_one_generation(
@@ -141,8 +143,9 @@ class MemoryService:
 
     # -- writing -------------------------------------------------------------------------
 
-    def refresh(self, mode="index", force=False, progress: Progress | None = None,
-                cancel=None) -> RefreshReport:
+    def refresh(self, mode: object = "index", force: object = False,
+                progress: Progress | None = None,
+                cancel: CancelToken | None = None) -> RefreshReport:
         """Cancelled (nothing kept, the last good generation serving) when the CancelToken
         `cancel` is set."""
         if not isinstance(mode, str) or mode not in ("index", "full"):
@@ -153,7 +156,8 @@ class MemoryService:
         self._generation()
         return report
 
-    def feedback(self, query, memory_id, relevance, note=None) -> FeedbackReceipt:
+    def feedback(self, query: object, memory_id: object, relevance: object,
+                 note: object = None) -> FeedbackReceipt:
         query = clean_text(query, "query", MAX_QUERY_CHARS)
         name = clean_text(memory_id, "memory_id", MAX_NAME_CHARS)
         if relevance not in RELEVANCE:
@@ -222,7 +226,7 @@ class MemoryService:
             raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
         return matches[0]
 
-    def _graph_scope(self, filters) -> ResolvedScope:
+    def _graph_scope(self, filters: dict[str, Any]) -> ResolvedScope:
         self._generation()
         return self.engine.scope("", scope_filter(**filters, default_status="any"))
 
@@ -242,4 +246,3 @@ class MemoryService:
         if self._graph is None or self._graph.current() is None:
             raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
         return self._graph
-

@@ -23,7 +23,7 @@ def judge(result: CatchUp, *, changed_generation: bool, watching: bool,
                         "are being indexed in the background; results may miss them",))
     if result.outcome == "nothing":
         return (REFRESHED if changed_generation else CURRENT, ())
-    if result.outcome == "refreshed" and result.report.ok:
+    if result.outcome == "refreshed" and result.report is not None and result.report.ok:
         return (REFRESHED, ())
     running = f" ({progress.summary()})" if progress else ""
     why = {

@@ -44,7 +44,7 @@ def component_problem(name: str) -> str | None:
     return None
 
 
-def writable_note_path(path) -> str:
+def writable_note_path(path: object) -> str:
     """A note path (relative, `/`-separated, NFC) that every supported system can create.
 
     InvalidRequest for an absolute path, a step out of the root, a hidden folder (`.git`,

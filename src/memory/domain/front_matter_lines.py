@@ -29,8 +29,8 @@ class FrontMatterBlock:
     fields: Mapping[str, tuple[int, int]] = field(factory=dict)
 
 
-def _key(match: re.Match) -> str:
-    return next(v for v in (match["dq"], match["sq"], match["plain"]) if v is not None)
+def _key(match: re.Match[str]) -> str:
+    return next(v for v in (match["dq"], match["sq"], match["plain"]) if isinstance(v, str))
 
 
 def _refuse(line: int, why: str) -> InvalidRequest:

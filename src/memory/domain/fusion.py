@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 from attrs import field, frozen, validators
 
@@ -10,11 +11,12 @@ from memory.domain.candidates import Candidate, CandidateLists, Hit
 from memory.domain.text import QueryFeatures
 
 RRF_K = 60
+K = TypeVar("K", bound=Hashable)  # what the lists rank: chunk ids here
 
 
-def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[Hashable]],
+def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[K]],
                            weights: Mapping[str, float] | None = None,
-                           k: int = RRF_K) -> list[tuple[Hashable, float]]:
+                           k: int = RRF_K) -> list[tuple[K, float]]:
     """Fuse ranked lists: score(d) = sum over lists of weight / (k + rank), rank from 1.
 
     A key repeated within one list counts at its first (best) rank only. Ties keep the
@@ -22,12 +24,12 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[Hashable]],
     """
     if k <= 0:
         raise ValueError("RRF k must be positive")
-    scores: dict[Hashable, float] = {}
+    scores: dict[K, float] = {}
     for signal, ranked in rankings.items():
         weight = 1.0 if weights is None else weights.get(signal, 1.0)
         if weight <= 0:
             continue
-        seen: set[Hashable] = set()
+        seen: set[K] = set()
         for rank, key in enumerate(ranked, start=1):
             if key in seen:
                 continue
@@ -37,14 +39,14 @@ def reciprocal_rank_fusion(rankings: Mapping[str, Sequence[Hashable]],
     return sorted(scores.items(), key=lambda kv: (-kv[1], order[kv[0]]))
 
 
-def normalized_score_fusion(scored: Mapping[str, Sequence[tuple[Hashable, float]]],
-                            weights: Mapping[str, float] | None = None) -> list[tuple[Hashable, float]]:
+def normalized_score_fusion(scored: Mapping[str, Sequence[tuple[K, float]]],
+                            weights: Mapping[str, float] | None = None) -> list[tuple[K, float]]:
     """Fuse lists by min-max normalised scores: score(d) = sum of weight * norm(score).
 
     Unlike RRF this keeps how far ahead the leader of a list is; a key missing from a list
     gets nothing from it.
     """
-    fused: dict[Hashable, float] = {}
+    fused: dict[K, float] = {}
     for signal, items in scored.items():
         weight = 1.0 if weights is None else weights.get(signal, 1.0)
         if weight <= 0 or not items:
@@ -52,7 +54,7 @@ def normalized_score_fusion(scored: Mapping[str, Sequence[tuple[Hashable, float]
         values = [v for _, v in items]
         low, high = min(values), max(values)
         span = (high - low) or 1.0
-        seen: set[Hashable] = set()
+        seen: set[K] = set()
         for key, value in items:
             if key in seen:
                 continue
@@ -70,18 +72,20 @@ class FusionConfig:
     # list's leader is ahead); "rrf": reciprocal rank fusion with rrf_k.
     method: str = field(default="score", validator=validators.in_(("score", "rrf")))
     rrf_k: int = 10
-    weights: dict = field(factory=lambda: {"lexical": 1.0, "semantic": 0.5, "graph": 0.1})
+    weights: dict[str, float] = field(
+        factory=lambda: {"lexical": 1.0, "semantic": 0.5, "graph": 0.1})
     # When no lexical hit covers this share of the query's words, the words are probably
     # not the ones the notes use (a paraphrase): trust the vectors more for this query.
     weak_lexical_coverage: float = 0.5
-    rescue_weights: dict = field(factory=lambda: {"lexical": 0.5, "semantic": 1.0, "graph": 0.3})
+    rescue_weights: dict[str, float] = field(
+        factory=lambda: {"lexical": 0.5, "semantic": 1.0, "graph": 0.3})
 
     @property
     def leader(self) -> float:
         """What ranking first in one list of weight 1 adds to a fused score."""
         return 1.0 if self.method == "score" else 1.0 / (self.rrf_k + 1)
 
-    def weights_for(self, lexical: Sequence[Hit], features: QueryFeatures) -> dict:
+    def weights_for(self, lexical: Sequence[Hit], features: QueryFeatures) -> dict[str, float]:
         best = max((features.coverage(h.chunk.indexed_text) for h in lexical[:3]), default=0.0)
         return self.weights if best >= self.weak_lexical_coverage else self.rescue_weights
 
@@ -102,7 +106,7 @@ class FusionConfig:
         return _candidates(fused, lists)
 
 
-def _candidates(fused: Sequence[tuple[Hashable, float]],
+def _candidates(fused: Sequence[tuple[str, float]],
                 lists: CandidateLists) -> tuple[Candidate, ...]:
     lex = {h.chunk.chunk_id: (i, h.score) for i, h in enumerate(lists.lexical, 1)}
     sem = {h.chunk.chunk_id: (i, h.score) for i, h in enumerate(lists.semantic, 1)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import frozen
 
 
@@ -35,7 +37,7 @@ class GraphPath:
     source: str
     target: str
     hops: tuple[Relation, ...]
-    nodes: tuple[dict, ...] = ()  # {node, label, kind, path} along the path
+    nodes: tuple[dict[str, Any], ...] = ()  # {node, label, kind, path} along the path
 
     @property
     def length(self) -> int:

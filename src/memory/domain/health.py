@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import frozen
 
 from memory.domain.refresh import GenerationInfo
@@ -70,7 +72,7 @@ class Health:
     index: IndexHealth
     graph: GraphHealth
     embedder: EmbedderHealth
-    last_refresh: dict | None
+    last_refresh: dict[str, Any] | None
     feedback_records: int
     self_check: SelfCheck
     notes_past_review: tuple[str, ...] = ()

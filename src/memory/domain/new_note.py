@@ -24,7 +24,7 @@ class Author:
     source: str = "ai-session"  # provenance.source: how the knowledge arrived
 
     @classmethod
-    def named(cls, name, *, source: str = "ai-session") -> Author:
+    def named(cls, name: object, *, source: str = "ai-session") -> Author:
         """A client name as written into notes and commits; unnamed clients say so."""
         try:
             text = single_line(name, "client name", MAX_CLIENT_CHARS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from memory.domain.note_scope import NoteScope, declared_scope
 from memory.domain.notes import Status
@@ -14,7 +15,7 @@ WIKI_VALUE = re.compile(r"^\[\[([^\[\]]+)\]\]$")
 COMMA_LISTS = frozenset({"tags", "related_repos", "related_projects"})
 
 
-def scalar_text(value) -> str | None:
+def scalar_text(value: object) -> str | None:
     """A scalar front matter value as text; None for anything else or empty."""
     if isinstance(value, bool):
         return str(value).lower()
@@ -31,7 +32,7 @@ def _unwiki(value: str) -> str:
 class FrontMatterFields:
     """Reads one note's front matter; every value it has to ignore leaves a warning."""
 
-    def __init__(self, data: Mapping, path: str):
+    def __init__(self, data: Mapping[str, Any], path: str):
         self.data, self._path = data, path
         self.warnings: list[str] = []
 

@@ -8,6 +8,7 @@ user's and is never rewritten.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from memory.domain.chunking import chunk_lines
 from memory.domain.identity import declared_identity, path_identity
@@ -18,7 +19,7 @@ from memory.domain.notes import Note, NoteDocument
 from memory.domain.secrets import SecretFinding, redact_data, redact_lines
 
 
-def read_note(path: str, lines: Sequence[str], front_matter: Mapping | None, *,
+def read_note(path: str, lines: Sequence[str], front_matter: Mapping[str, Any] | None, *,
               content_hash: str, warnings: Sequence[str] = (), window: int = 8,
               overlap: int = 2) -> NoteDocument:
     """The note a file holds: `path` relative to the root, `lines` as split_lines gives

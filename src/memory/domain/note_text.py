@@ -108,7 +108,7 @@ class NoteText:
                         endings=tuple(p[1] for p in fixed))
 
 
-def _text(value, field: str) -> str:
+def _text(value: object, field: str) -> str:
     if not isinstance(value, str):
         raise InvalidRequest(f"{field} must be a string")
     if "\x00" in value:
@@ -120,7 +120,7 @@ def _text(value, field: str) -> str:
     return value
 
 
-def single_line(value, field: str, max_chars: int) -> str:
+def single_line(value: object, field: str, max_chars: int) -> str:
     """One line of text, trimmed: a title, a tag, a heading."""
     text = _text(value, field).strip()
     if any(c in text for c in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
@@ -132,7 +132,7 @@ def single_line(value, field: str, max_chars: int) -> str:
     return text
 
 
-def text_lines(value, field: str, max_bytes: int) -> tuple[str, ...]:
+def text_lines(value: object, field: str, max_bytes: int) -> tuple[str, ...]:
     """Multi-line Markdown as lines (CRLF or LF); one final line break is not a line."""
     text = _text(value, field)
     size = len(text.encode("utf-8"))

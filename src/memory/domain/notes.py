@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from enum import Enum
+from typing import Any
 
 from attrs import field, frozen
 
@@ -77,7 +79,7 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _lower_tuple(values) -> tuple[str, ...]:
+def _lower_tuple(values: Iterable[str | None]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.strip().lower() for v in values if v and v.strip()))
 
 
@@ -185,5 +187,5 @@ class NoteDocument:
     note: Note
     chunks: tuple[Chunk, ...]
     lines: tuple[str, ...] = ()
-    front_matter: dict = field(factory=dict, eq=False)
+    front_matter: dict[str, Any] = field(factory=dict, eq=False)
     warnings: tuple[str, ...] = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
+from typing import Any
 from enum import Enum
 
 from attrs import frozen
@@ -33,7 +34,7 @@ class CaptureKind(str, Enum):
         return {"person": "People"}.get(self.value, f"{self.value.capitalize()}s")
 
     @classmethod
-    def parse(cls, value) -> CaptureKind:
+    def parse(cls, value: Any) -> CaptureKind:
         try:
             return cls(value.strip().lower())
         except (AttributeError, ValueError):
@@ -67,7 +68,7 @@ class ScopeKey:
                            ticket=self.ticket, status=StatusFilter.ANY, path_prefix=folder)
 
 
-def scope_key(value, field: str) -> str:
+def scope_key(value: object, field: str) -> str:
     """A repository or project key: lower case, one folder name."""
     text = value.strip().lower() if isinstance(value, str) else None
     if not text or not KEY.fullmatch(text) or component_problem(text):
@@ -76,14 +77,14 @@ def scope_key(value, field: str) -> str:
     return text
 
 
-def _ticket(value) -> str:
+def _ticket(value: object) -> str:
     text = value.strip().upper() if isinstance(value, str) else ""
     if not TICKET_ID.fullmatch(text):
         raise InvalidRequest(f"ticket must be a tracker id like PAY-1234, not {value!r}")
     return text
 
 
-def _given(value) -> bool:
+def _given(value: object) -> bool:
     return value is not None and value != ""
 
 
@@ -97,7 +98,8 @@ class WriteScope:
     kind: CaptureKind | None = None
 
     @classmethod
-    def parse(cls, *, repository=None, project=None, ticket=None, kind=None) -> WriteScope | None:
+    def parse(cls, *, repository: object = None, project: object = None, ticket: object = None,
+              kind: object = None) -> WriteScope | None:
         """None when no scope is named; InvalidRequest for a mix or a ticket alone."""
         if _given(ticket) and not _given(repository):
             raise InvalidRequest("a ticket note needs its repository: ticket notes live in "
@@ -141,6 +143,7 @@ class WriteScope:
         """The front matter `primary_scope` the parser reads back as this same scope."""
         key = self.key
         ident = key.ticket or key.repository or key.project
+        assert key.kind is not None  # every key a WriteScope makes names its kind
         return {"kind": key.kind.value, "id": ident} if ident else {"kind": key.kind.value}
 
     def place(self, title: str, number: int = 1) -> str:

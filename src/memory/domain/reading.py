@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from attrs import field, frozen
 
 from memory.domain.budget import bounded_data, cut_line, shown_name
@@ -35,7 +38,7 @@ class NoteRead:
     title: str
     status: str
     content_hash: str
-    front_matter: dict = field(factory=dict)
+    front_matter: dict[str, Any] = field(factory=dict)
     line_count: int
     start_line: int
     end_line: int
@@ -68,7 +71,8 @@ class NoteRead:
             warnings=warnings)
 
 
-def _read_lines(lines, first: int, last: int) -> tuple[tuple[NoteLine, ...], tuple[int, ...]]:
+def _read_lines(lines: Sequence[str], first: int,
+                last: int) -> tuple[tuple[NoteLine, ...], tuple[int, ...]]:
     """Lines first..last that fit the caps. A line no read could hold whole is cut to the
     room left (it ends the read); any other line that does not fit waits for the next read."""
     shown: list[NoteLine] = []

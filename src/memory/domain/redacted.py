@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from attrs import evolve, fields, has
 
@@ -18,12 +18,13 @@ def redacted(value: T, name: str = "") -> T:
     (`password: hunter22`); numbers, booleans and enums keep their type.
     """
     if type(value) is str:
-        return redact_data(value, name)
+        return cast(T, redact_data(value, name))
     if has(type(value)):
-        return evolve(value, **{f.name: redacted(getattr(value, f.name), f.name)
-                                for f in fields(type(value)) if f.init})
+        instance: Any = value  # an attrs instance of some class: evolve keeps its type
+        return cast(T, evolve(instance, **{f.name: redacted(getattr(instance, f.name), f.name)
+                                           for f in fields(type(instance)) if f.init}))
     if isinstance(value, tuple):
-        return tuple(redacted(item, name) for item in value)  # type: ignore[return-value]
+        return cast(T, tuple(redacted(item, name) for item in value))
     if isinstance(value, (dict, list)):
-        return redact_data(value, name)
+        return cast(T, redact_data(value, name))
     return value

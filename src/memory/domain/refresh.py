@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from attrs import field, frozen
 
@@ -52,7 +53,7 @@ class Check:
     ok: bool
     detail: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "ok": self.ok, "detail": self.detail}
 
 
@@ -68,7 +69,7 @@ class ValidationReport:
     def failures(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if not c.ok)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "checks": [c.as_dict() for c in self.checks]}
 
 
@@ -111,7 +112,7 @@ class StageReport:
     def ok(self) -> bool:
         return self.outcome in ("published", "unchanged", "skipped")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "outcome": self.outcome, "generation": self.generation,
                 "previous": self.previous, "reason": self.reason,
                 "validation": self.validation.as_dict() if self.validation else None,
@@ -143,7 +144,7 @@ class RefreshReport:
         graph = self.stage("graph")
         return graph.generation if graph else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "ok": self.ok,
                 "index_generation": self.index_generation,
                 "graph_generation": self.graph_generation,

@@ -81,10 +81,10 @@ def plan_refresh(*, current: GenerationInfo | None, damage: Sequence[str], model
     reasons = _reasons(current, damage, model_id, chunking, full)
     rebuild = any(r in _REBUILDS for r in reasons)
     return RefreshPlan(
-        base=None if rebuild else current.id, model_id=model_id,
+        base=None if rebuild or current is None else current.id, model_id=model_id,
         reasons=(*reasons, *((Reason.FORCED,) if force else ())),
         warnings=_warnings(current, damage, model_id, chunking, full, reasons),
-        previous={} if rebuild else dict(current.manifest))
+        previous={} if rebuild or current is None else dict(current.manifest))
 
 
 def _reasons(current: GenerationInfo | None, damage: Sequence[str], model_id: str | None,
@@ -108,6 +108,8 @@ def _warnings(current: GenerationInfo | None, damage: Sequence[str], model_id: s
     out = []
     if Reason.DAMAGED in reasons:
         out.append(f"index rebuilt from the notes: {damage[0]}")
+    if current is None:  # a first build: nothing to compare with
+        return tuple(out)
     if Reason.CHUNKING in reasons and not full:
         out.append(f"index rebuilt from the notes: chunking changed "
                    f"({current.chunking or 'unrecorded'} -> {chunking})")

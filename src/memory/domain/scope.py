@@ -38,7 +38,7 @@ class StatusFilter(str, Enum):
             return True
         if self is StatusFilter.ACTIVE:
             return status.is_current
-        return status.value == self.value
+        return bool(status.value == self.value)
 
 
 def ticket_ids_in(text: str) -> tuple[str, ...]:
@@ -49,6 +49,10 @@ def ticket_ids_in(text: str) -> tuple[str, ...]:
 def _key(value: str | None) -> str | None:
     value = (value or "").strip()
     return value.lower() or None
+
+
+def _ticket_key(value: str | None) -> str | None:
+    return (value or "").strip().upper() or None
 
 
 def _prefix(value: str | None) -> str | None:
@@ -74,7 +78,7 @@ class ScopeFilter:
     root_scope: str | None = field(default=None, converter=_key)
     repository: str | None = field(default=None, converter=_key)
     project: str | None = field(default=None, converter=_key)
-    ticket: str | None = field(default=None, converter=lambda v: (v or "").strip().upper() or None)
+    ticket: str | None = field(default=None, converter=_ticket_key)
     status: StatusFilter = StatusFilter.ACTIVE
     path_prefix: str | None = field(default=None, converter=_prefix)
 

@@ -147,7 +147,8 @@ def _words(query: str) -> list[str]:
 
 
 def _clauses(words: list[str]) -> list[list[str]]:
-    clauses, current = [], []
+    clauses: list[list[str]] = []
+    current: list[str] = []
     for word in words:
         if word.lower() in BREAKS:
             clauses.append(current)

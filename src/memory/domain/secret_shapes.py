@@ -22,7 +22,7 @@ class Shape:
     so a label (`AccountKey=`, `Authorization: Bearer`) stays readable."""
 
     kind: str
-    pattern: re.Pattern
+    pattern: re.Pattern[str]
     hints: tuple[str, ...]  # lower-case text a line must hold one of (see `shapes_in`)
     judged: bool = False  # a labelled value may be a placeholder (secret_values.is_placeholder)
     check: Callable[[str], bool] | None = None  # a test of the value beyond its form

@@ -141,15 +141,15 @@ def assignment_spans(line: str) -> Iterator[tuple[int, int, str]]:
             yield span[0], span[1], _kind(label)
 
 
-def _kind(label: re.Match) -> str:
+def _kind(label: re.Match[str]) -> str:
     return f"{_family(label)}-assignment"
 
 
-def _family(label: re.Match) -> str:
+def _family(label: re.Match[str]) -> str:
     return next(family for family in FAMILIES if label[family])
 
 
-def _bounded(text: str, label: re.Match) -> bool:
+def _bounded(text: str, label: re.Match[str]) -> bool:
     """Short nouns need a boundary: DB_PASS but not bypass, $PWD but not a word holding pwd;
     a noun after `/` is a path (/etc/passwd)."""
     noun = label[_family(label)]
@@ -163,7 +163,7 @@ def _bounded(text: str, label: re.Match) -> bool:
     return True
 
 
-def _value_start(line: str, label: re.Match) -> int | None:
+def _value_start(line: str, label: re.Match[str]) -> int | None:
     """Where the value begins: after the separator, or after the space of a `--flag`, or
     after the `>` of an XML element; None when the label is no assignment."""
     sep = label["sep"]
@@ -179,10 +179,16 @@ def _value_start(line: str, label: re.Match) -> int | None:
     if sep == ">" and not (name_start and line[name_start - 1] == "<"):
         return None
     # `**Password:** hunter2`: the label's closing emphasis comes before the value.
-    return CLOSING_EMPHASIS.match(line, label.end()).end()
+    return _skip(CLOSING_EMPHASIS, line, label.end())
 
 
-def _form(label: re.Match) -> str:
+def _skip(pattern: re.Pattern[str], line: str, at: int) -> int:
+    """Where a pattern that may match nothing (`\\s*`) ends when matched at `at`."""
+    found = pattern.match(line, at)
+    return found.end() if found else at
+
+
+def _form(label: re.Match[str]) -> str:
     """How far an unquoted value runs: to the closing tag in XML; one word in a shell
     assignment (`PGPASSWORD=x psql`) or after a `--flag`; over words elsewhere (YAML, INI,
     prose labels), where a scalar may hold spaces."""
@@ -194,11 +200,11 @@ def _form(label: re.Match) -> str:
     return "words"
 
 
-def _spaced_after(label: re.Match) -> bool:
+def _spaced_after(label: re.Match[str]) -> bool:
     return label.string[label.end():label.end() + 1] in (" ", "\t")
 
 
-def _not_a_credential(line: str, name_start: int, label: re.Match) -> bool:
+def _not_a_credential(line: str, name_start: int, label: re.Match[str]) -> bool:
     """A segment of an ARN or URN (`...:secret:mysecret`), a cursor token, or an adjective
     ("they need not be secret: IVs are public")."""
     if name_start and line[name_start - 1] == ":":
@@ -208,7 +214,7 @@ def _not_a_credential(line: str, name_start: int, label: re.Match) -> bool:
     if not label["secret"]:
         return False
     before = PREVIOUS_WORD.search(line, max(0, name_start - 32), name_start)
-    return bool(before) and before[1].lower() in PREDICATIVE
+    return before is not None and before[1].lower() in PREDICATIVE
 
 
 def _value(line: str, at: int, form: str = "words") -> tuple[int, int] | None:
@@ -272,7 +278,7 @@ def _wrapped(line: str, at: int) -> bool:
     if opener == "$" and line[at + 1:at + 2] in ("{", "("):
         opener = line[at + 1]
     closer = OPENERS.get(opener)
-    return bool(closer) and line.find(closer, at, at + LONGEST // 4) != -1
+    return closer is not None and line.find(closer, at, at + LONGEST // 4) != -1
 
 
 def _run_end(line: str, at: int, limit: int, one_word: bool) -> int | None:
@@ -289,7 +295,7 @@ def _run_end(line: str, at: int, limit: int, one_word: bool) -> int | None:
             return None
         if one_word or core[-1] in ",;.!?:" or (after < len(line) and not line[after].isspace()):
             break  # one word wanted, a clause ends, or a cut (`;`, a closing quote or bar)
-        at = SPACE.match(line, after).end()
+        at = _skip(SPACE, line, after)
     return end
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from attrs import frozen
 
@@ -73,7 +74,7 @@ def redact_text(text: str) -> str:
     return "\n".join(redact_lines(text.split("\n"))[0])
 
 
-def redact_data(value, name: str = ""):
+def redact_data(value: Any, name: str = "") -> Any:
     """Parsed front matter with secret-shaped values replaced by the marker.
 
     A value is judged alone and under its key, as its line reads (`password: hunter2`):

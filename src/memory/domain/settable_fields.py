@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 
 from attrs import frozen
@@ -57,14 +57,14 @@ FIXED = {
 }
 
 
-def _choice(value, name: str, allowed) -> str:
+def _choice(value: object, name: str, allowed: Sequence[str]) -> str:
     text = single_line(value, name, MAX_ITEM_CHARS).lower().replace("_", "-")
     if text not in allowed:
         raise InvalidRequest(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
     return text
 
 
-def _date(value, name: str) -> dt.date:
+def _date(value: object, name: str) -> dt.date:
     text = single_line(value, name, 10)
     try:
         if ISO_DATE.fullmatch(text):
@@ -74,7 +74,7 @@ def _date(value, name: str) -> dt.date:
     raise InvalidRequest(f"{name} must be an ISO date like 2025-10-01, not {value!r}")
 
 
-def _items(value, name: str, one: Callable[[object], str]) -> tuple[str, ...]:
+def _items(value: object, name: str, one: Callable[[object], str]) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)):
         raise InvalidRequest(f"{name} must be a list, not {type(value).__name__}")
     if len(value) > MAX_ITEMS:
@@ -82,11 +82,11 @@ def _items(value, name: str, one: Callable[[object], str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(one(item) for item in value))
 
 
-def _words(value, name: str) -> tuple[str, ...]:
+def _words(value: object, name: str) -> tuple[str, ...]:
     return _items(value, name, lambda item: single_line(item, name, MAX_ITEM_CHARS))
 
 
-def _tag(item, name: str) -> str:
+def _tag(item: object, name: str) -> str:
     # The parser reads `#x` as the tag x and splits a tag at commas: refuse what it would split.
     text = single_line(item, name, MAX_ITEM_CHARS).lstrip("#").strip()
     if not text or "," in text:
@@ -94,15 +94,15 @@ def _tag(item, name: str) -> str:
     return text
 
 
-def _tags(value, name: str) -> tuple[str, ...]:
+def _tags(value: object, name: str) -> tuple[str, ...]:
     return _items(value, name, lambda item: _tag(item, name))
 
 
-def _keys(value, name: str) -> tuple[str, ...]:
+def _keys(value: object, name: str) -> tuple[str, ...]:
     return _items(value, name, lambda item: scope_key(item, name))
 
 
-def _identities(value, name: str) -> tuple[str, ...]:
+def _identities(value: object, name: str) -> tuple[str, ...]:
     return _items(value, name, lambda item: single_line(item, name, MAX_IDENTITY_CHARS))
 
 
@@ -120,12 +120,12 @@ READERS: dict[FieldType, Callable[[object, str], FieldValue]] = {
 }
 
 
-def typed_field(name: str, value) -> FieldValue:
+def typed_field(name: str, value: object) -> FieldValue:
     """One settable field's value, checked against its type (InvalidRequest if wrong)."""
     return READERS[SETTABLE[name]](value, name)
 
 
-def _refuse_name(name) -> InvalidRequest:
+def _refuse_name(name: object) -> InvalidRequest:
     if name in FIXED:
         return InvalidRequest(f"{name} cannot be set: it {FIXED[name]}")
     known = ", ".join(SETTABLE)
@@ -139,7 +139,7 @@ class FieldChanges:
     values: tuple[tuple[str, FieldValue | None], ...]
 
     @classmethod
-    def parse(cls, raw) -> FieldChanges:
+    def parse(cls, raw: object) -> FieldChanges:
         if not isinstance(raw, Mapping) or not raw:
             raise InvalidRequest("fields must be a non-empty object of front matter fields")
         for name in raw:
@@ -151,13 +151,14 @@ class FieldChanges:
     def identities(self) -> tuple[str, ...]:
         """Every note these changes name, for the caller to check and resolve."""
         return tuple(dict.fromkeys(
-            ident for name, value in self.values if value and SETTABLE[name].names_notes
+            ident for name, value in self.values
+            if isinstance(value, tuple) and SETTABLE[name].names_notes
             for ident in value))
 
     def resolved(self, memory_ids: Mapping[str, str]) -> FieldChanges:
         """Note names replaced by their memory_ids; `related` written as wikilinks."""
-        def one(name: str, value):
-            if not value or not SETTABLE[name].names_notes:
+        def one(name: str, value: FieldValue | None) -> FieldValue | None:
+            if not isinstance(value, tuple) or not value or not SETTABLE[name].names_notes:
                 return value
             ids = tuple(dict.fromkeys(memory_ids[ident] for ident in value))
             return tuple(f"[[{i}]]" for i in ids) if SETTABLE[name] is FieldType.LINKS else ids

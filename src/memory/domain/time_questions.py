@@ -47,7 +47,7 @@ def periods(question: str) -> tuple[Period, ...]:
     found: list[Period] = []
     taken: list[tuple[int, int]] = []
 
-    def add(match: re.Match, period: Period | None) -> None:
+    def add(match: re.Match[str], period: Period | None) -> None:
         if period is not None and not any(s <= match.start() < e for s, e in taken):
             found.append(period)
             taken.append(match.span())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import os
 import re
 import sys
 import threading
@@ -27,7 +26,8 @@ from urllib.parse import urlencode, urlsplit
 from memory.domain.errors import AiMemoryError
 from memory.entrypoints.daemon import LocalDaemon
 from memory.entrypoints.http.config import is_loopback
-from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPACE_HEADER
+from memory.entrypoints.settings import (AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPACE_HEADER,
+                                         client_scope_settings, token_from)
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 CONNECT_TIMEOUT_S = 10.0
@@ -378,9 +378,9 @@ def run_connect(settings, url: str | None, token_env: str | None) -> int:
     """Bridge stdin/stdout to `url`, or to the local daemon of `settings.root`."""
     headers = {}
     if url is None or is_loopback(urlsplit(url).hostname or ""):  # a folder path means nothing to another machine
-        headers.update(workspace_header(_cwd(), dict(os.environ)))
+        headers.update(workspace_header(_cwd(), client_scope_settings()))
     if token_env:
-        token = os.environ.get(token_env, "").strip()
+        token = token_from(token_env)
         if not token:
             raise AiMemoryError(f"--token-env {token_env}: that environment variable is empty")
         headers["Authorization"] = f"Bearer {token}"

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 from dependency_injector import containers, providers
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
@@ -26,17 +22,7 @@ from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
-from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV
-
-
-def _models_dir() -> str:
-    """Per-user cache of the exported model (~90 MB, made once, shared by every root)."""
-    explicit = os.environ.get("AI_MEMORY_MODEL_CACHE")
-    if explicit:
-        return str(Path(explicit).expanduser())
-    base = os.environ.get("XDG_CACHE_HOME") or (
-        os.environ.get("LOCALAPPDATA") if sys.platform == "win32" else None)
-    return str(Path(base or Path.home() / ".cache") / "ai-memory" / "models")
+from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
 
 
 class Gateways(containers.DeclarativeContainer):
@@ -49,11 +35,12 @@ class Gateways(containers.DeclarativeContainer):
     chunks = providers.Singleton(SqliteChunkStore, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
-                                   cache_dir=providers.Callable(_models_dir),
+                                   cache_dir=config.model_cache,
                                    precision=config.embedding_precision)
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
     graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
-    graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir)
+    graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir,
+                                 memory_mb=config.graph_memory_mb)
     graph_picture = providers.Singleton(GraphifyGraphPicture, state_dir=config.state_dir)
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
@@ -143,7 +130,9 @@ def build(settings, *, serving: bool = False) -> Application:
         "root": str(settings.root), "state_dir": str(settings.state_dir),
         "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
         "auto_scope": getattr(settings, "auto_scope", True),
-        "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION)})
+        "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION),
+        "model_cache": str(getattr(settings, "model_cache", None) or default_model_cache()),
+        "graph_memory_mb": getattr(settings, "graph_memory_mb", None)})
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))

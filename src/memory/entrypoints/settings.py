@@ -1,8 +1,13 @@
-"""Where the memory root and its derived state live, from flags or the environment."""
+"""Every setting ai-memory reads from the environment, with its one default, read here only.
+
+The rest of the code is handed these values (through the container, or a call below);
+tests/architecture/test_environment_reads.py fails when another module reads the environment.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from attrs import frozen
@@ -14,6 +19,8 @@ STATE_ENV = "AI_MEMORY_STATE_DIR"
 REPOSITORY_ENV = "AI_MEMORY_REPOSITORY"  # default repository of searches, instead of inferring
 AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a default repository
 PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
+MODEL_CACHE_ENV = "AI_MEMORY_MODEL_CACHE"  # the exported model, shared by every root
+GRAPH_MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of a graph build, 0: no cap
 # Sent by `ai-memory connect` to a shared server: its client's folder and the two settings
 # above, which are the client entry's own (see entrypoints/mcp_roots.py).
 WORKSPACE_HEADER = "ai-memory-workspace"
@@ -32,11 +39,13 @@ class Settings:
     auto_scope: bool = True
     cwd: Path | None = None
     embedding_precision: str = DEFAULT_PRECISION
+    model_cache: Path | None = None  # None: default_model_cache()
+    graph_memory_mb: int | None = None  # None: the graph build's own cap (4 GiB)
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
                 watch: bool = True, must_exist: bool = True) -> Settings:
-        raw = root or os.environ.get(ROOT_ENV)
+        raw = root or environment_root()
         if not raw:
             raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
         path = Path(raw).expanduser().resolve()
@@ -47,7 +56,42 @@ class Settings:
         return cls(root=path, state_dir=state_path, watch=watch,
                    repository=(os.environ.get(REPOSITORY_ENV) or "").strip() or None,
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
-                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)))
+                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
+                   model_cache=default_model_cache(),
+                   graph_memory_mb=_megabytes(os.environ.get(GRAPH_MEMORY_ENV)))
+
+
+def environment_root() -> str | None:
+    """The memory root AI_MEMORY_ROOT names, if it names one."""
+    return os.environ.get(ROOT_ENV) or None
+
+
+def default_model_cache() -> Path:
+    """Per-user cache of the exported model (~90 MB, made once, shared by every root)."""
+    explicit = os.environ.get(MODEL_CACHE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or (
+        os.environ.get("LOCALAPPDATA") if sys.platform == "win32" else None)
+    return Path(base or Path.home() / ".cache") / "ai-memory" / "models"
+
+
+def client_scope_settings() -> dict[str, str]:
+    """This client's own AI_MEMORY_REPOSITORY / AI_MEMORY_AUTO_SCOPE, as written, for a
+    shared server that has settings of its own (see bridge.workspace_header)."""
+    return {name: os.environ[name] for name in (REPOSITORY_ENV, AUTO_SCOPE_ENV)
+            if name in os.environ}
+
+
+def token_from(variable: str) -> str:
+    """The bearer token in the environment variable `--token-env` names ('' when unset)."""
+    return os.environ.get(variable, "").strip()
+
+
+def machine_environment() -> dict[str, str]:
+    """The whole environment, for finding other programs and their settings folders
+    (PATH, APPDATA, UV) when installing clients; ai-memory's own settings are read above."""
+    return dict(os.environ)
 
 
 def _flag(raw: str | None, *, default: bool) -> bool:
@@ -65,6 +109,16 @@ def _precision(raw: str | None) -> str:
         raise InvalidRequest(f"{PRECISION_ENV} must be one of {', '.join(PRECISIONS)}, "
                              f"not {raw!r}")
     return text
+
+
+def _megabytes(raw: str | None) -> int | None:
+    text = (raw or "").strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise InvalidRequest(f"{GRAPH_MEMORY_ENV} must be a whole number of megabytes "
+                             f"(0: no cap), not {raw!r}")
+    return int(text)
 
 
 def _cwd() -> Path | None:

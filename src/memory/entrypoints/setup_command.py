@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
 
 from memory.entrypoints import presenters, status_presenters
-from memory.entrypoints.settings import Settings
+from memory.entrypoints.settings import Settings, environment_root
 
 WELCOME = """---
 memory_id: welcome-to-ai-memory
@@ -80,7 +79,7 @@ def run_setup(args) -> int:
 
 
 def _memory_root(given: str | None) -> Path:
-    root = Path(given or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
+    root = Path(given or environment_root() or default_memory_root())
     return root.expanduser().resolve()
 
 

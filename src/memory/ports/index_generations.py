@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from attrs import frozen
 
@@ -55,7 +55,7 @@ class IndexStage(Protocol):
         """Chunk ids found for text lexically and for vector semantically (self-check)."""
 
     def publish(self, model_id: str | None, dimension: int | None,
-                validation: Mapping, chunking: str | None = None) -> GenerationInfo:
+                validation: Mapping[str, Any], chunking: str | None = None) -> GenerationInfo:
         """Seal the stage and make it current, atomically for every reader."""
 
     def discard(self) -> None:

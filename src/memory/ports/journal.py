@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
 class FeedbackLog(Protocol):
-    def append(self, record: Mapping) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         """Append one feedback record durably."""
 
     def count(self) -> int:
@@ -17,8 +17,8 @@ class FeedbackLog(Protocol):
 
 @runtime_checkable
 class RefreshHistory(Protocol):
-    def append(self, record: Mapping) -> None:
+    def append(self, record: Mapping[str, Any]) -> None:
         """Record one finished refresh."""
 
-    def last(self) -> Mapping | None:
+    def last(self) -> Mapping[str, Any] | None:
         """The most recent refresh record, or None."""

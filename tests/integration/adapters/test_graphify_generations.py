@@ -13,7 +13,6 @@ import pytest
 from networkx.readwrite import json_graph
 
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
-from memory.adapters.graphify.worker import MEMORY_ENV
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.domain.markdown import links
 from memory.ports.errors import StoreError
@@ -258,10 +257,9 @@ def test_a_build_past_its_timeout_fails_cleanly(tmp_path):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="address-space limits are POSIX")
-def test_a_build_over_its_memory_cap_fails_cleanly(tmp_path, monkeypatch):
+def test_a_build_over_its_memory_cap_fails_cleanly(tmp_path):
     root, state = write_vault(tmp_path / "root"), tmp_path / "state"
-    monkeypatch.setenv(MEMORY_ENV, "48")  # too little to even import Graphify
-    gens = GraphifyGenerations(root, state)
+    gens = GraphifyGenerations(root, state, memory_mb=48)  # too little to even import Graphify
     with pytest.raises(StoreError, match="graph build failed"):
         gens.build(documents(root))
     assert list((state / "graph" / "staging").iterdir()) == []

@@ -36,3 +36,36 @@ def test_settings_offer_exactly_the_embedder_precisions():
 
     from memory.entrypoints.settings import DEFAULT_PRECISION, PRECISIONS
     assert set(PRECISIONS) == set(EMBEDDER) and DEFAULT_PRECISION in EMBEDDER
+
+
+def test_the_model_cache_is_read_once_here_and_handed_to_the_container(tmp_path, monkeypatch):
+    from memory.entrypoints.settings import MODEL_CACHE_ENV
+    monkeypatch.setenv(MODEL_CACHE_ENV, str(tmp_path / "models"))
+    settings = Settings.resolve(str(tmp_path))
+    assert settings.model_cache == tmp_path / "models"
+    assert build(settings).config.model_cache() == str(tmp_path / "models")
+
+
+def test_the_model_cache_defaults_under_the_user_cache(tmp_path, monkeypatch):
+    from memory.entrypoints.settings import MODEL_CACHE_ENV
+    monkeypatch.delenv(MODEL_CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    expected = tmp_path / "cache" / "ai-memory" / "models"
+    assert Settings.resolve(str(tmp_path)).model_cache == expected
+
+
+@pytest.mark.parametrize("raw, expected", [("", None), ("0", 0), (" 2048 ", 2048)])
+def test_the_graph_memory_cap_from_the_environment(tmp_path, monkeypatch, raw, expected):
+    from memory.entrypoints.settings import GRAPH_MEMORY_ENV
+    monkeypatch.setenv(GRAPH_MEMORY_ENV, raw)
+    settings = Settings.resolve(str(tmp_path))
+    assert settings.graph_memory_mb == expected
+    assert build(settings).config.graph_memory_mb() == expected
+
+
+@pytest.mark.parametrize("raw", ["4g", "-1", "1.5"])
+def test_a_graph_memory_cap_that_is_no_number_is_refused_by_name(tmp_path, monkeypatch, raw):
+    from memory.entrypoints.settings import GRAPH_MEMORY_ENV
+    monkeypatch.setenv(GRAPH_MEMORY_ENV, raw)
+    with pytest.raises(InvalidRequest, match=f"{GRAPH_MEMORY_ENV} must be a whole number"):
+        Settings.resolve(str(tmp_path))

@@ -66,10 +66,10 @@ def _run_export(model_dir: Path, target: Path, *flags: str) -> None:
     # A child process keeps torch out of this one, and its stdout away from ours (the
     # stdio server's protocol channel).
     package_root = Path(__file__).resolve().parents[3]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_HUB_DISABLE_PROGRESS_BARS="1",
+    env = dict(os.environ)  # the child's environment: ours, with the switches below
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_PROGRESS_BARS="1",
                PYTHONPATH=os.pathsep.join(filter(None, [str(package_root),
-                                                         os.environ.get("PYTHONPATH")])))
+                                                         env.get("PYTHONPATH")])))
     command = [sys.executable, "-m", "memory.adapters.embeddings.onnx_export", *flags,
                str(model_dir), str(target)]
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
                                              new_generation_id, read_graph_data, utc_now_iso)
-from memory.adapters.graphify.request import PARENT_ENV, encode_request
+from memory.adapters.graphify.request import DEFAULT_MEMORY_MB, encode_request
 from memory.domain.cancellation import CancelToken
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo
@@ -88,8 +88,10 @@ def _facts_of(data: dict) -> GraphFacts:
 class GraphifyGenerations(GraphGenerations):
     """Graph generations of one memory root under `<state_dir>/graph/`."""
 
-    def __init__(self, root: str | Path, state_dir: str | Path, *, timeout_s: float = 600):
+    def __init__(self, root: str | Path, state_dir: str | Path, *, timeout_s: float = 600,
+                 memory_mb: int | None = None):
         self._root = Path(root).resolve()
+        self._memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
         self._layout = GraphLayout.of(state_dir)
         self._timeout_s = timeout_s
         self._building: set[str] = set()
@@ -123,8 +125,10 @@ class GraphifyGenerations(GraphGenerations):
 
     def _write_request(self, stage_dir: Path, documents: Sequence[NoteDocument]) -> None:
         stage_dir.mkdir(parents=True)
+        # the build ends if this process dies (parent_pid)
         request = encode_request(self._root, documents, self._layout.cache_dir,
-                                 stage_dir / GRAPH_FILE)
+                                 stage_dir / GRAPH_FILE, parent_pid=os.getpid(),
+                                 memory_mb=self._memory_mb)
         (stage_dir / "request.json").write_text(json.dumps(request), encoding="utf-8")
         sources = {d.note.path: d.note.content_hash for d in documents}
         (stage_dir / SOURCES_FILE).write_text(json.dumps(sources), encoding="utf-8")
@@ -165,7 +169,6 @@ class GraphifyGenerations(GraphGenerations):
         env.update(HOME=str(home), USERPROFILE=str(home), XDG_CACHE_HOME=str(home / ".cache"),
                    XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"),
                    PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
-        env[PARENT_ENV] = str(os.getpid())  # the build ends if this process dies
         source_root = str(Path(__file__).resolve().parents[3])  # the folder holding `memory`
         env["PYTHONPATH"] = os.pathsep.join(p for p in (source_root, env.get("PYTHONPATH")) if p)
         home.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,16 @@ import cattrs
 from memory.domain.notes import Note, NoteDocument
 
 _converter = cattrs.Converter()
-PARENT_ENV = "AI_MEMORY_GRAPH_PARENT"  # pid of the refresh that waits for the build
+DEFAULT_MEMORY_MB = 4096  # a build's address space unless AI_MEMORY_GRAPH_MEMORY_MB says
 
 
 def encode_request(root: Path, documents: Sequence[NoteDocument], cache_dir: Path,
-                   output: Path) -> dict:
-    """The JSON request a build hands its child: the root, the notes and where to write."""
+                   output: Path, *, parent_pid: int,
+                   memory_mb: int = DEFAULT_MEMORY_MB) -> dict:
+    """The JSON request a build hands its child: the root, the notes, where to write, the
+    refresh it ends with (`parent_pid`) and its memory cap (0: none)."""
     return {"root": str(root), "cache_dir": str(cache_dir), "output": str(output),
+            "parent_pid": parent_pid, "memory_mb": memory_mb,
             "documents": [{"note": _converter.unstructure(d.note), "lines": list(_lines_of(d))}
                           for d in documents]}
 

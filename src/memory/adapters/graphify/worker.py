@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memory.adapters.graphify.mirror import update_mirror
-from memory.adapters.graphify.request import PARENT_ENV, decode_documents
-
-MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of the build, 0 for no cap
-_DEFAULT_MEMORY_MB = 4096
+from memory.adapters.graphify.request import DEFAULT_MEMORY_MB, decode_documents
 
 
 def run(request: dict) -> dict:
@@ -113,8 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     request = json.loads(Path(args[0]).read_text(encoding="utf-8"))
     if os.name == "posix":  # Windows keeps a dead parent's pid, and venvs add a launcher
-        _end_with_parent(int(os.environ.get(PARENT_ENV) or os.getppid()))
-        _cap_memory(int(os.environ.get(MEMORY_ENV) or _DEFAULT_MEMORY_MB))
+        _end_with_parent(int(request.get("parent_pid") or os.getppid()))
+        _cap_memory(int(request.get("memory_mb", DEFAULT_MEMORY_MB)))
     stats = run(request)
     summary = {k: v for k, v in stats.items() if k != "unresolved_examples"}
     print(json.dumps(summary), file=sys.stderr)

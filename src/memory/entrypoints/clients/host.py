@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from memory.entrypoints.clients.launcher import Interpreter, as_command, server_command
 from memory.entrypoints.clients.skill_copy import bundled_skill
+from memory.entrypoints.settings import machine_environment
 
 PLATFORMS = ("linux", "darwin", "win32")
 
@@ -73,7 +73,7 @@ class SetupPaths:
 def setup_paths(*, command: str | Sequence[str] | None = None) -> SetupPaths:
     """Home, platform, environment, server command and skill of the running machine."""
     platform = normalize_platform(sys.platform)
-    env = dict(os.environ)
+    env = machine_environment()
     launch = (as_command(command) if command
               else server_command(Interpreter.running(env, platform)))
     return SetupPaths(home=Path.home(), platform=platform, env=env, command=launch,
