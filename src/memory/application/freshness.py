@@ -21,6 +21,7 @@ from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge
 from memory.application.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
+from memory.domain.refresh import RefreshReport
 from memory.ports.change_feed import ChangeFeed
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -175,6 +176,12 @@ class FreshnessPolicy:
             return None
         self._worker.request_index()
         return no_index_yet(notes)
+
+    def published(self, report: RefreshReport) -> None:
+        """A refresh this server made apart from its catch-ups (a write's one-note index):
+        the graph follows when it added or removed notes, as after a catch-up."""
+        if CatchUp(outcome="refreshed", report=report).moved_notes:
+            self._worker.request_graph()
 
     # -- the change feed -----------------------------------------------------------------
 

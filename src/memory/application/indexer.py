@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from attrs import evolve, frozen
 
-from memory.application.chunk_vectors import ChunkVectors
+from memory.application.chunk_vectors import MODEL_WAIT_S, ChunkVectors
 from memory.application.graph_refresh import GraphRefresh
 from memory.application.refresh_checks import failures_text, validate_index
 from memory.application.refresh_run import (NoteEdits, Progress, RefreshRun, batches,
@@ -91,6 +91,28 @@ class Indexer:
             stage = self._graph_stage(False, run)
         return self._recorded(RefreshReport(mode="graph", stages=(stage,)))
 
+    def refresh_paths(self, paths: Sequence[str], *, model_wait_s: float = MODEL_WAIT_S,
+                      cancel: CancelToken | None = None) -> RefreshReport:
+        """Index exactly these notes now, each as its file reads (a path no longer there
+        leaves the index); every other note keeps what the current generation holds.
+
+        No root scan and no diff of other files: the cost grows with these notes. Each
+        entry of the manifest is the file's stat as a scan sees it, taken before it is
+        read, so the watcher then finds nothing to do, and an edit made meanwhile moves
+        the stat and is read again by the next refresh. Nothing is indexed (stage
+        outcome "skipped", with why) when the current generation cannot be edited one
+        note at a time: no index yet, damaged, chunked or embedded another way, or its
+        embedding model not ready within model_wait_s.
+        """
+        run = RefreshRun(None, cancel, self._board)
+        warnings: list[str] = []
+        with self._locked(run):
+            stage = self._paths_stage(tuple(dict.fromkeys(paths)), model_wait_s, warnings, run)
+            if stage.outcome == "published":
+                self._collect(warnings)
+        return self._recorded(RefreshReport(mode="paths", stages=(stage,),
+                                            warnings=tuple(warnings)))
+
     @contextmanager
     def _locked(self, run: RefreshRun) -> Iterator[None]:
         try:
@@ -139,6 +161,51 @@ class Indexer:
         except BaseException:
             stage.discard()
             raise
+
+    def _paths_stage(self, paths: Sequence[str], model_wait_s: float, warnings: list[str],
+                     run: RefreshRun) -> StageReport:
+        started = self._clock.monotonic()
+        current = self._index.current()
+        skipped = self._not_editable(current, model_wait_s)
+        if skipped is not None:
+            return StageReport(stage="index", outcome="skipped", reason=skipped,
+                               generation=current.id if current else None,
+                               previous=current.id if current else None)
+        plan = plan_refresh(current=current, damage=[], model_id=current.model_id,
+                            chunking=self._source.chunking, full=False, force=False)
+        files = {p: f for p, f in ((p, self._source.stat(p)) for p in paths) if f is not None}
+        docs, unreadable = read_notes(self._source, list(files), warnings)
+        gone = [p for p in paths if p not in files and p in plan.previous]
+        edits = NoteEdits.of(docs, unreadable, gone, plan.previous)
+        if edits.empty or _as_indexed(edits, files, plan.previous):
+            return StageReport(stage="index", outcome="unchanged", generation=current.id,
+                               previous=current.id, reason="these notes are indexed as they are",
+                               seconds=self._clock.monotonic() - started)
+        stage = self._index.stage(plan.base)
+        try:
+            return self._fill(stage, plan, edits, SourceScan(files=files), current, warnings,
+                              run, started)
+        except BaseException:
+            stage.discard()
+            raise
+
+    def _not_editable(self, current: GenerationInfo | None, model_wait_s: float) -> str | None:
+        """Why the current generation cannot take one more note as it is; None if it can."""
+        if current is None:
+            return "no index yet: a whole refresh builds it"
+        damage = self._index.check_current()
+        if damage:
+            return f"the current index is damaged ({damage[0]}): a whole refresh rebuilds it"
+        if current.chunking != self._source.chunking:
+            return "notes are chunked another way now: a whole refresh rebuilds the index"
+        if current.model_id is None:
+            return None  # an index without vectors takes notes without vectors
+        if current.model_id != self._embedder.model_id:
+            return "the embedding model changed: a whole refresh re-embeds the index"
+        self._embedder.warm()
+        if not self._embedder.wait_ready(model_wait_s):
+            return f"the embedding model is not ready ({self._embedder.state()})"
+        return None
 
     def _plan(self, current: GenerationInfo | None, full: bool, force: bool,
               warnings: list[str]) -> RefreshPlan:
@@ -266,6 +333,17 @@ class Indexer:
                 store.collect(self.policy.keep_generations, self.policy.grace_seconds)
             except StoreError as exc:
                 warnings.append(f"old generations not collected: {exc}")
+
+
+def _as_indexed(edits: NoteEdits, files: Mapping[str, SourceFile],
+                previous: Mapping[str, ManifestEntry]) -> bool:
+    """Every note is in the manifest with its bytes and its stat: nothing to publish."""
+    def same(doc: NoteDocument) -> bool:
+        path, entry = doc.note.path, previous.get(doc.note.path)
+        return entry is not None and path in files and entry.content_hash == \
+            doc.note.content_hash and (entry.size, entry.mtime_ns) == (files[path].size,
+                                                                        files[path].mtime_ns)
+    return not edits.removed and all(same(d) for d in edits.docs)
 
 
 def _scanned(entry: ManifestEntry | None) -> SourceFile | None:
