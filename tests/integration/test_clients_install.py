@@ -23,7 +23,7 @@ PLATFORMS = ("linux", "darwin", "win32")
 SKILL_CLIENTS = ("codex", "claude-code", "copilot", "opencode", "vscode")
 SHARED_SKILL_CLIENTS = ("codex", "copilot", "opencode", "vscode")  # all read ~/.agents/skills
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
-         "memory_refresh", "memory_health", "memory_feedback"}
+         "memory_refresh", "memory_health", "memory_feedback", "memory_write", "memory_edit"}
 
 
 class Layout:
@@ -637,7 +637,7 @@ def test_skill_front_matter_names_the_skill_and_says_when_to_use_it():
     assert (SKILL_SOURCE / "references" / "writing-notes.md").is_file()
 
 
-def test_skill_files_name_only_the_eight_tools():
+def test_skill_files_name_only_the_ten_tools():
     # `memory_id` is the note identity field (and a memory_feedback argument), not a tool
     allowed = TOOLS | {"memory_id"}
     found = set()

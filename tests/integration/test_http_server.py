@@ -12,7 +12,7 @@ import pytest
 from http_harness import cli, git_work_tree, http_server, make_root, mcp_session
 
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
-         "memory_refresh", "memory_health", "memory_feedback"}
+         "memory_refresh", "memory_health", "memory_feedback", "memory_write", "memory_edit"}
 READ_ONLY = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
              "memory_health"}
 

@@ -12,7 +12,8 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
-from memory.entrypoints import graph_command, note_presenters, presenters, status_presenters
+from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
+                                status_presenters)
 from memory.entrypoints.settings import Settings
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
@@ -41,6 +42,7 @@ def _operation_commands(sub, common, scoped) -> None:
     """serve, then the operations from search to health (feedback and setup follow)."""
     s = sub.add_parser("serve", parents=[common], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+    capture_command.add_serve_flags(s)
     _http_flags(s)
     s = sub.add_parser("search", parents=[common, scoped], help="search memory, cite evidence")
     s.add_argument("query")
@@ -92,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     _shared_server_commands(sub, common)
+    capture_command.add_commands(sub, [common])
     graph_command.add_arguments(sub.add_parser(
         "graph", parents=[common], help="write an interactive HTML page of the graph"))
     s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
@@ -170,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _settings(args, must_exist: bool = True) -> Settings:
     return Settings.resolve(args.root, args.state_dir, watch=not getattr(args, "no_watch", False),
-                            must_exist=must_exist)
+                            must_exist=must_exist, read_only=getattr(args, "read_only", False),
+                            git_commit=getattr(args, "git_commit", False))
 
 
 def _service(args):
@@ -209,6 +213,12 @@ READERS = {
 
 def _dispatch(args) -> int:
     cmd = args.command
+    if cmd == "serve":
+        capture_command.check_serve_flags(_settings(args))
+    if cmd in capture_command.COMMANDS:
+        result, present = capture_command.run_capture(args, _settings(args))
+        _emit(args, result, present(result))
+        return 0
     if cmd == "serve" and args.http is not None:
         from memory.entrypoints.http.server import run_serve_http
         return run_serve_http(args, _settings(args))

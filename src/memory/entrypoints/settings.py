@@ -32,10 +32,13 @@ class Settings:
     auto_scope: bool = True
     cwd: Path | None = None
     embedding_precision: str = DEFAULT_PRECISION
+    read_only: bool = False  # serve without memory_write and memory_edit
+    git_commit: bool = False  # each write or edit is one commit of the root's git work tree
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
-                watch: bool = True, must_exist: bool = True) -> Settings:
+                watch: bool = True, must_exist: bool = True, *, read_only: bool = False,
+                git_commit: bool = False) -> Settings:
         raw = root or os.environ.get(ROOT_ENV)
         if not raw:
             raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
@@ -47,7 +50,8 @@ class Settings:
         return cls(root=path, state_dir=state_path, watch=watch,
                    repository=(os.environ.get(REPOSITORY_ENV) or "").strip() or None,
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
-                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)))
+                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
+                   read_only=read_only, git_commit=git_commit)
 
 
 def _flag(raw: str | None, *, default: bool) -> bool:
