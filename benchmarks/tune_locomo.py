@@ -5,10 +5,15 @@
         --only default --results /tmp/frozen-results
 
 `--corpus frozen` runs the frozen benchmark (benchmarks/fixtures: the vault is copied into the
-state folder and indexed on first use, the clock pinned as in its test). `--results DIR`
+state folder and indexed on first use, the clock pinned as in its test); `--corpus
+engineering` the engineering notes of benchmarks/fixtures/engineering the same way. `--results DIR`
 writes every packet of each variant to DIR/VARIANT.jsonl; `--compare DIR` counts the queries
 whose packet differs from the one in DIR/VARIANT.jsonl (another commit's run); the whole
 packet is compared (items with scores, reasons and spans, no_answer, warnings, scope).
+`--folds` adds leave-one-conversation-out tables (frozen: five round-robin folds): every
+variant against the first run (a `--baseline NAME=FILE` of another commit, else the first
+variant named), fold by fold, and the variant the other folds would choose for each fold.
+`--only` keeps the order given.
 
 Query vectors are computed once and reused across variants, so a sweep costs seconds per
 variant. Only general settings are varied; nothing about individual questions is used.
@@ -29,12 +34,16 @@ from memory.application.evaluation import summarize
 from memory.application.search_config import SearchConfig
 from memory.entrypoints.container import build
 from memory.entrypoints.converter import to_json
-from memory.entrypoints.eval_command import load_queries, run_queries
+from memory.entrypoints.eval_command import load_queries, load_results, run_queries
 from memory.entrypoints.settings import Settings
+import fold_report
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FROZEN_AT = "2026-11-30T12:00:00Z"  # tests/integration/test_frozen_benchmark.py
+ENGINEERING = Path(__file__).resolve().parent / "fixtures" / "engineering"
+CORPORA = {"frozen": (FIXTURES / "vault", FIXTURES / "cases.jsonl"),
+           "engineering": (ENGINEERING / "memory", ENGINEERING / "queries.jsonl")}
 
 
 class CachedEmbedder:
@@ -59,15 +68,39 @@ def tuned(base: SearchConfig, focus: bool = True, **steps: dict) -> SearchConfig
     return config if focus else evolve(config, focus=None)
 
 
+def ablations(base: SearchConfig):
+    """The defaults with one ranking rule switched off (or one weight moved): each must
+    gain over its ablation in most folds to stay (docs/benchmarks.md, session 6)."""
+    fusion, rerank = base.fusion, base.rerank
+    for bonus in ("identifier", "path", "phrase", "ticket", "superseded", "archived",
+                  "needs_review", "past_review"):
+        if getattr(rerank, bonus, None):
+            yield f"no-{bonus}", tuned(base, rerank={bonus: 0.0})
+    yield "no-hop", evolve(base, hop=None)
+    yield "no-rescue", tuned(base, fusion=dict(weak_lexical_coverage=0.0))
+    yield "no-graph", tuned(base, gather=dict(use_graph=False))
+    yield "no-noise-drop", tuned(base, select=dict(min_item_similarity=-1.0))
+    yield "no-focus", tuned(base, focus=False)
+    for signal, values in (("semantic", (0.3, 0.7)), ("graph", (0.0, 0.3))):
+        for w in values:
+            yield f"{signal}-{w}", tuned(base, fusion=dict(
+                weights={**fusion.weights, signal: w}))
+
+
+def candidates(base: SearchConfig):
+    """Rules measured before they become defaults (docs/benchmarks.md, session 6)."""
+    for w in (0.0, 0.5, 1.0):
+        yield f"in-period-{w}", tuned(base, rerank=dict(in_period=w))
+
+
 def variants(base: SearchConfig):
     yield "default", base
+    yield from ablations(base)
+    yield from candidates(base)
     rrf = {"lexical": 1.0, "semantic": 0.25, "graph": 0.3}
     for name, config in [
         ("lexical-only", tuned(base, gather=dict(use_semantic=False, use_graph=False))),
         ("semantic-only", tuned(base, gather=dict(use_lexical=False, use_graph=False))),
-        ("no-graph", tuned(base, gather=dict(use_graph=False))),
-        ("no-hop", evolve(base, hop=None)),
-        ("per-note-10", tuned(base, select=dict(per_note=10))),
         ("best-first", tuned(base, select=dict(diversify=False))),
         ("best-first-k20", tuned(base, select=dict(diversify=False), fusion=dict(rrf_k=20))),
         ("sem0.3", tuned(base, fusion=dict(weights={"lexical": 1.0, "semantic": 0.3,
@@ -77,7 +110,6 @@ def variants(base: SearchConfig):
         ("rrf", tuned(base, fusion=dict(method="rrf", weights=rrf))),
         ("k20", tuned(base, fusion=dict(method="rrf", rrf_k=20, weights=rrf))),
         ("diversify", tuned(base, select=dict(diversify=True))),
-        ("no-focus", tuned(base, focus=False)),
         ("items-8-lines", tuned(base, context=dict(max_item_lines=8))),
         *[(f"span-{focus}-{lines}-{budget}", tuned(
             base, focus, select=dict(diversify=False),
@@ -109,19 +141,21 @@ class Recorder:
         return packet
 
 
-def frozen_app(state_dir: str):
-    """The frozen benchmark's vault, copied beside its state and indexed once."""
+def fixture_app(state_dir: str, corpus: str):
+    """A fixture root (the frozen vault, or the engineering notes) copied beside its state
+    and indexed once; the clock pinned as in the frozen test."""
     from dependency_injector import providers
 
     from memory.adapters.inmemory.state import FixedClock
+    source, queries = CORPORA[corpus]
     root = Path(state_dir) / "vault"
     if not root.exists():
-        shutil.copytree(FIXTURES / "vault", root)
+        shutil.copytree(source, root)
     app = build(Settings.resolve(str(root), state_dir=str(root / ".ai-memory"), watch=False))
     app.gateways.clock.override(providers.Object(FixedClock(FROZEN_AT)))
     if app.gateways.index().current() is None:
         app.use_cases.service().refresh("full")
-    return app, FIXTURES / "cases.jsonl"
+    return app, queries
 
 
 def write_results(folder: str, name: str, queries, packets) -> None:
@@ -143,15 +177,20 @@ def differing(folder: str, name: str, queries, packets) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--state-dir", required=True)
-    p.add_argument("--corpus", choices=("locomo", "frozen"), default="locomo")
+    p.add_argument("--corpus", choices=("locomo", "frozen", "engineering"), default="locomo")
     p.add_argument("--only", help="comma-separated variant names")
     p.add_argument("--results", help="folder for each variant's packets (VARIANT.jsonl)")
     p.add_argument("--compare", help="folder of another run's --results to compare with")
+    p.add_argument("--folds", action="store_true",
+                   help="also print leave-one-conversation-out tables (fold_report.py)")
+    p.add_argument("--baseline", action="append", default=[], metavar="NAME=FILE",
+                   help="a run of another commit (score.py results, e.g. DIR/default.results"
+                        ".jsonl of its --results) to list first in the fold tables")
     p.add_argument("--window", type=int, help="chunk window in lines (rebuilds the index)")
     p.add_argument("--overlap", type=int, default=2)
     args = p.parse_args()
-    if args.corpus == "frozen":
-        app, query_file = frozen_app(args.state_dir)
+    if args.corpus != "locomo":
+        app, query_file = fixture_app(args.state_dir, args.corpus)
     else:
         app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir))
         query_file = EVAL / "queries.jsonl"
@@ -172,17 +211,22 @@ def main() -> int:
     # answers meanwhile with cosines that differ in the 7th digit. Measure the matrix only.
     service.search(queries[0]["question"])
     time.sleep(2)
-    only = set(args.only.split(",")) if args.only else None
+    only = args.only.split(",") if args.only else None
+    runs = {name: load_results(path) for name, path in
+            (b.split("=", 1) for b in args.baseline)}
     print("| variant | R@5 | MRR@10 | EH@5 | L@5 | no-answer | p50 ms |\n"
           "|---|---|---|---|---|---|---|")
-    for name, config in variants(service.engine.config):
-        if only and name not in only:
-            continue
+    found = dict(variants(service.engine.config))
+    for name in only or found:
+        config = found[name]
         started = time.perf_counter()
         recorder = Recorder(service.with_search_config(config))
         results = run_queries(recorder, chunks, queries, limit=10)
+        runs[name] = results
         if args.results:
             write_results(args.results, name, queries, recorder.packets)
+            Path(args.results, f"{name}.results.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in results.values()), encoding="utf-8")
         if args.compare:
             changed = differing(args.compare, name, queries, recorder.packets)
             print(f"  {name}: {len(changed)} of {len(queries)} packets differ from "
@@ -194,6 +238,10 @@ def main() -> int:
         print(f"| {name} | {s['R@5']:.3f} | {s['MRR@10']:.3f} | {s['EH@5']:.3f} | {s['L@5']:.1f} "
               f"| {na} | {lat:.1f} |", flush=True)
         print(f"  ({time.perf_counter() - started:.0f}s)", file=sys.stderr)
+    if args.folds:
+        key = "project" if args.corpus == "locomo" else "fold"
+        print("\n" + fold_report.render(queries, runs, key))
+        print("\n" + fold_report.by_category(queries, runs, key))
     return 0
 
 

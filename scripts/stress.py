@@ -28,7 +28,8 @@ RELIABILITY = "tests/integration/reliability"
 GUARANTEES = {  # name -> (title, test modules)
     "many": ("1. many processes", [f"{RELIABILITY}/test_many_processes.py"]),
     "crash": ("2. crash safety", [f"{RELIABILITY}/test_crash_safety.py"]),
-    "corruption": ("3. corruption", [f"{RELIABILITY}/test_corruption.py"]),
+    "corruption": ("3. corruption", [f"{RELIABILITY}/test_corruption.py",
+                                     "tests/integration/adapters/test_sqlite_damage.py"]),
     "input": ("4. hostile tool input", ["tests/unit/entrypoints/test_hostile_tool_input.py",
                                         f"{RELIABILITY}/test_hostile_input_real_stack.py"]),
     "notes": ("5. hostile notes", ["tests/unit/domain/test_identity.py",
@@ -39,6 +40,7 @@ GUARANTEES = {  # name -> (title, test modules)
                                      f"{RELIABILITY}/test_scope_isolation_real_stack.py"]),
     "secrets": ("7. secrets", ["tests/unit/application/test_secret_redaction.py",
                                f"{RELIABILITY}/test_secrets_real_stack.py"]),
+    "churn": ("12. disk under churn", ["tests/integration/adapters/test_sqlite_churn.py"]),
 }
 PRINTED = re.compile(r"^\[(?P<name>[a-z-]+)\] (?P<text>.+)$", re.M)
 
@@ -51,6 +53,8 @@ def parse_args(argv=None):
     p.add_argument("--servers", type=int, default=8, help="serve processes (CI: 4)")
     p.add_argument("--rounds", type=int, default=40, help="edit/refresh rounds (CI: 10)")
     p.add_argument("--crash-trials", type=int, default=200, help="kills (CI: 30)")
+    p.add_argument("--churn-refreshes", type=int, default=1000,
+                   help="one-note refreshes in the disk bound test (CI: 150)")
     p.add_argument("--examples", type=int, default=1000,
                    help="hypothesis examples per in-memory property (CI: 50-150)")
     p.add_argument("--real-examples", type=int, default=30,
@@ -64,6 +68,7 @@ def environment(args) -> dict[str, str]:
     return {**os.environ, "AI_MEMORY_SERVERS": str(args.servers),
             "AI_MEMORY_ROUNDS": str(args.rounds),
             "AI_MEMORY_CRASH_TRIALS": str(args.crash_trials),
+            "AI_MEMORY_CHURN_REFRESHES": str(args.churn_refreshes),
             "AI_MEMORY_SEED": str(args.seed),
             "AI_MEMORY_HYPOTHESIS_EXAMPLES": str(args.examples),
             "AI_MEMORY_REAL_STACK_EXAMPLES": str(args.real_examples),

@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+SMALLEST_PIPE = 4096  # one page: the least Linux lets a pipe hold
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path):
     note = tmp_path / "Long.md"
-    note.write_text("# Long\n\n" + "".join(f"step {i} of a long runbook\n" for i in range(5000)),
+    note.write_text("# Long\n\n" + "".join(f"step {i} of a long runbook\n" for i in range(1500)),
                     encoding="utf-8")
-    # More than a pipe holds (64 KiB): the command is still writing when the reader goes.
+    # The output is ten times what the pipe holds, so the command is still writing when the
+    # reader goes, however the two processes are scheduled.
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, SMALLEST_PIPE)
     proc = subprocess.Popen([sys.executable, "-m", "memory", "get", "Long.md", "--root",
-                             str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             str(tmp_path)], stdout=write_end, stderr=subprocess.PIPE,
                             env={**os.environ, **OFFLINE})
-    first = proc.stdout.readline()
-    proc.stdout.close()  # as `head -1` does
+    os.close(write_end)
+    with os.fdopen(read_end, "rb", buffering=0) as reader:
+        first = reader.readline()  # byte by byte: nothing past the first line is taken
     stderr = proc.stderr.read().decode()
     code = proc.wait(timeout=300)
-    assert first.startswith(b"note: Long.md")
+    assert first.startswith(b"note: Long.md"), first
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
     assert code == 141  # as a shell reports a command ended by SIGPIPE

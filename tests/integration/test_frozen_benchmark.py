@@ -155,3 +155,16 @@ def test_every_no_answer_case_is_refused(frozen_run):
     accuracy = frozen_run["summary"]["no_answer"]["accuracy"]
     assert accuracy == 1.0 and not rows, _report(
         f"no-answer accuracy {accuracy}, answered anyway", rows, frozen_run["summary"])
+
+
+def test_engineering_queries_point_at_their_answer_lines():
+    """benchmarks/fixtures/engineering: queries.jsonl is what cases.py derives from the notes."""
+    spec = importlib.util.spec_from_file_location(
+        "engineering_cases", FIXTURES / "engineering" / "cases.py")
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    expected = (FIXTURES / "engineering" / "queries.jsonl").read_text(encoding="utf-8")
+    assert expected == "".join(json.dumps(q) + "\n" for q in cases.queries()), (
+        "run `python benchmarks/fixtures/engineering/cases.py --write`")
+    assert len({p for p in (FIXTURES / "engineering" / "memory").rglob("*.md")}) >= 30
+    assert sum(bool(q["evidence"]) for q in cases.queries()) >= 60

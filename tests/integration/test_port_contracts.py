@@ -378,6 +378,35 @@ def test_probe_finds_a_staged_chunk_both_ways(index, docs):
     stage.discard()
 
 
+@pytest.mark.parametrize("rebuilt", [False, True], ids=["in-place", "rebuilt"])
+def test_within_steady_reads_keep_one_generation_while_another_is_published(index, docs,
+                                                                             rebuilt):
+    """What a use case holds for one operation: a publish by someone else (here another
+    thread) is not seen until the block ends, whatever the store does to publish."""
+    first = index.publish(docs)
+    published = {}
+
+    def publish_elsewhere() -> None:
+        stage = index.generations.stage(None if rebuilt else first.id)
+        if rebuilt:
+            for doc in docs[:3]:
+                stage.add(doc, index.entry(doc), index.vectors_of(doc))
+        else:
+            stage.remove([d.note.path for d in docs[3:]])
+        published["info"] = stage.publish(index.embedder.model_id, DIM, {"ok": True})
+
+    with index.generations.steady():
+        assert index.generations.current().id == first.id
+        thread = threading.Thread(target=publish_elsewhere)
+        thread.start()
+        thread.join()
+        assert index.generations.current().id == first.id
+        assert len(index.chunks.notes(ANY)) == len(docs)
+        assert index.chunks.note(CANARY) is not None
+    assert index.generations.current().id == published["info"].id
+    assert len(index.chunks.notes(ANY)) == 3
+
+
 def test_collect_keeps_current_and_honours_the_grace_period(index, docs):
     for n in (2, 3, 4):
         index.publish(docs[:n])

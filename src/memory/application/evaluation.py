@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+
+from attrs import frozen
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -78,3 +81,122 @@ def summarize(queries: Sequence[Mapping], results: Mapping[str, Mapping],
         "p50_ms": percentile(latencies["all"], 50),
         "p95_ms": percentile(latencies["all"], 95),
     }
+
+
+# -- leave-one-group-out cross-validation ----------------------------------------------------
+
+FOLD_METRICS = ("EH@5", "L@5", "R@5", "MRR@10")
+
+
+def split_folds(queries: Sequence[Mapping], key: str = "project",
+                count: int = 5) -> dict[str, list[Mapping]]:
+    """Queries by fold, in order of first appearance.
+
+    A fold is one value of `key` (a LoCoMo conversation: its project); queries without it
+    are dealt round-robin into `count` folds in file order, so a small case set still splits.
+    """
+    out: dict[str, list[Mapping]] = {}
+    for i, q in enumerate(queries):
+        out.setdefault(str(q.get(key) or f"fold-{i % count + 1}"), []).append(q)
+    return out
+
+
+@frozen(kw_only=True)
+class Figure:
+    """One metric over folds: the mean of the folds' figures and how far they spread."""
+
+    mean: float
+    sd: float
+    low: float
+    high: float
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Figure:
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return cls(mean=mean, sd=sd, low=min(values), high=max(values), values=tuple(values))
+
+
+@frozen(kw_only=True)
+class HeldOut:
+    """One fold scored with the settings chosen on the other folds."""
+
+    fold: str
+    chosen: str  # the variant the other folds preferred
+    summary: dict  # summarize() of the fold's queries
+
+
+@frozen(kw_only=True)
+class CrossValidation:
+    """Every fold held out once; figures are means over folds, not over questions."""
+
+    folds: tuple[HeldOut, ...]
+
+    def figure(self, group: str, metric: str) -> Figure | None:
+        values = [f.summary["groups"][group][metric] for f in self.folds
+                  if group in f.summary["groups"]]
+        return Figure.of(values) if values else None
+
+    def groups(self) -> list[str]:
+        found = {g for f in self.folds for g in f.summary["groups"]}
+        return ["all", *(g for g in CATEGORIES.values() if g in found),
+                *sorted(found - {"all", *CATEGORIES.values()})]
+
+
+def cross_validate(queries: Sequence[Mapping], runs: Mapping[str, Mapping[str, Mapping]],
+                   ks: Sequence[int], key: str = "project", objective: str = "EH@5",
+                   tie_breaker: str = "MRR@10") -> CrossValidation:
+    """Leave one fold out: choose among `runs` (variant -> results) on the other folds by
+    `objective`, then score the fold with the chosen variant's results.
+
+    On a tie the variant listed first wins: list the simpler settings first.
+    """
+    folds = split_folds(queries, key)
+    held = []
+    for name, test in folds.items():
+        train = [q for other, qs in folds.items() if other != name for q in qs]
+        chosen = max(runs, key=lambda v: _objective(train, runs[v], ks, objective, tie_breaker))
+        held.append(HeldOut(fold=name, chosen=chosen, summary=summarize(test, runs[chosen], ks)))
+    return CrossValidation(folds=tuple(held))
+
+
+def _objective(queries, results, ks, objective: str, tie_breaker: str) -> tuple[float, float]:
+    row = summarize(queries, results, ks)["groups"].get("all", {})
+    return round(row.get(objective, 0.0), 9), round(row.get(tie_breaker, 0.0), 9)
+
+
+def fold_gains(queries: Sequence[Mapping], base: Mapping[str, Mapping],
+               other: Mapping[str, Mapping], ks: Sequence[int], key: str = "project",
+               metric: str = "EH@5") -> dict[str, float]:
+    """Per fold, how much `other`'s results beat `base`'s on `metric` (negative: lose)."""
+    return {name: summarize(qs, other, ks)["groups"]["all"][metric]
+            - summarize(qs, base, ks)["groups"]["all"][metric]
+            for name, qs in split_folds(queries, key).items()}
+
+
+def control_band(queries: Sequence[Mapping], first: Mapping[str, Mapping],
+                 second: Mapping[str, Mapping], ks: Sequence[int], key: str = "project",
+                 metrics: Sequence[str] = FOLD_METRICS) -> dict[str, float]:
+    """The noise of the control: per metric, the largest per-fold difference between two
+    runs of the same settings (e.g. each from a cold state)."""
+    return {m: max(abs(d) for d in fold_gains(queries, first, second, ks, key, m).values())
+            for m in metrics}
+
+
+def sampling_band(queries: Sequence[Mapping], results: Mapping[str, Mapping],
+                  ks: Sequence[int], key: str = "project", metrics: Sequence[str] = FOLD_METRICS,
+                  rounds: int = 200, seed: int = 0) -> dict[str, float]:
+    """Half the width of the central 90 % of fold means when each fold's questions are
+    drawn again with replacement: what another set of questions like these could move."""
+    rng = random.Random(seed)
+    per_fold = [[score_query(q["evidence"], results.get(q["qid"], {}).get("hits", []), ks)
+                 for q in qs if q.get("evidence")]
+                for qs in split_folds(queries, key).values()]
+    per_fold = [rows for rows in per_fold if rows]
+    band = {}
+    for m in metrics:
+        means = sorted(sum(sum(rows[rng.randrange(len(rows))][m] for _ in rows) / len(rows)
+                           for rows in per_fold) / len(per_fold) for _ in range(rounds))
+        band[m] = (means[int(0.95 * (rounds - 1))] - means[int(0.05 * (rounds - 1))]) / 2
+    return band

@@ -11,7 +11,6 @@ from memory.domain.evidence import AppliedScope, Generation, Signals
 from memory.domain.explanation import (CandidateSignals, ExplainedCandidate, Explanation,
                                        IdentityExplanation, RankScore, SignalCounts)
 from memory.domain.notes import Note
-from memory.domain.scope import ScopeFilter, StatusFilter
 
 
 def explanation(trace: SearchTrace, config: SearchConfig, generation: Generation,
@@ -53,7 +52,7 @@ def identity_explanation(name: str, note: Note | None, trace: SearchTrace) -> Id
                  status=note.effective_status.value)
     flt = trace.query.scope.filter
     if not flt.admits(note):
-        return IdentityExplanation(**known, why=_exclusion_reason(note, flt))
+        return IdentityExplanation(**known, why=flt.exclusion(note))
     ranks = [(i, c) for i, c in enumerate(trace.ranked, 1) if c.note.memory_id == note.memory_id]
     returned = not trace.no_answer and any(c.note.memory_id == note.memory_id
                                            for c in trace.chosen)
@@ -67,13 +66,6 @@ def identity_explanation(name: str, note: Note | None, trace: SearchTrace) -> Id
         signals=Signals(lexical=best.lexical_rank, semantic=best.semantic_rank,
                         graph=best.graph_rank),
         matched_terms=trace.query.features.matched_terms(best.chunk.indexed_text),
-        why=("returned" if returned else "no answer: confidence too low" if trace.no_answer
-             else f"ranked {rank}, below the cut-off of the requested limit"))
+        why=("returned" if returned else f"no answer: {trace.no_answer_reason}"
+             if trace.no_answer else f"ranked {rank}, below the cut-off of the requested limit"))
 
-
-def _exclusion_reason(note: Note, flt: ScopeFilter) -> str:
-    for name in ("root_scope", "repository", "project", "ticket", "path_prefix"):
-        value = getattr(flt, name)
-        if value and not ScopeFilter(**{name: value, "status": StatusFilter.ANY}).admits(note):
-            return f"outside the requested {name} {value!r}"
-    return f"status {note.effective_status.value!r} is filtered out by status={flt.status.value!r}"

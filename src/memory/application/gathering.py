@@ -8,8 +8,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from attrs import evolve
 
 from memory.application.search_config import GatherConfig
-from memory.domain.candidates import (CandidateLists, Gathered, Hit, Query, best_chunk,
-                                      standing_out)
+from memory.domain.candidates import CandidateLists, Gathered, Hit, Query, best_chunk
 from memory.domain.citing import NoteText
 from memory.domain.errors import NotFound
 from memory.domain.graph import Neighbor
@@ -137,10 +136,8 @@ class StoreGatherer:
         seeds = list(dict.fromkeys(
             [*named, *(h.note.memory_id for h in lists.lexical[: cfg.graph_seeds]),
              *(h.note.memory_id for h in lists.semantic[: cfg.graph_seeds])]))
-        admitted = [(note, score) for note, score in self._related(seeds, cfg, warnings)
-                    if scope.admits(note)]
         notes = [n for n in self._notes(named) if scope.admits(n)]
-        notes += standing_out(admitted, cfg.graph_contrast)
+        notes += [note for note in self._related(seeds, cfg, warnings) if scope.admits(note)]
         position = lists.position()
         order: dict[str, Hit] = {}
         for note in notes:
@@ -151,8 +148,7 @@ class StoreGatherer:
                 break
         return tuple(order.values())
 
-    def _related(self, seeds: list[str], cfg: GatherConfig,
-                 warnings: list[str]) -> list[tuple[Note, float]]:
+    def _related(self, seeds: list[str], cfg: GatherConfig, warnings: list[str]) -> list[Note]:
         if self._graph is None or not seeds:
             return []
         try:
@@ -163,8 +159,7 @@ class StoreGatherer:
         except (Unavailable, StoreError) as exc:
             warnings.append(f"graph unavailable: {exc}")
             return []
-        return [(note, score) for note, score in
-                ((self._chunks.note(m), score) for m, score in related) if note is not None]
+        return self._notes(m for m, _ in related)
 
     def _named(self, query: Query) -> list[str]:
         """memory_ids of notes the query names by ticket id, identifier or path."""

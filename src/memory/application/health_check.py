@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
                                   IndexHealth, SecretNote, SelfCheck)
-from memory.domain.refresh import diff_scan
+from memory.domain.refresh import GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.domain.secrets import redact_lines, redact_text
 from memory.ports.chunk_store import ChunkStore
@@ -17,9 +18,19 @@ from memory.ports.graph_provider import GraphProvider
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.journal import FeedbackLog, RefreshHistory
 from memory.ports.note_source import NoteSource
+from memory.ports.refresh_progress import RefreshProgressBoard
 
 STALE_INDEX = ("the index is older than the newest Markdown change: run memory_refresh "
                "(a running `ai-memory serve` does it by itself)")
+# Notes gone from where the graph has them: its answers name files that are not there.
+GRAPH_MOVED = ("{lag}: the graph still has notes that moved or were removed, so "
+               "memory_neighbors and memory_path can answer with paths that no longer exist; "
+               "run memory_refresh with mode 'full' (a running `ai-memory serve` rebuilds it "
+               "by itself once edits pause)")
+# Notes only added or edited: what the graph answers is still there, only incomplete.
+GRAPH_BEHIND = ("{lag}: memory_neighbors and memory_path miss the newest notes and links "
+                "until memory_refresh runs with mode 'full' (a running `ai-memory serve` "
+                "rebuilds it by itself when notes come or go)")
 
 
 class HealthCheck:
@@ -28,20 +39,26 @@ class HealthCheck:
     def __init__(self, *, source: NoteSource, chunks: ChunkStore, index: IndexGenerations,
                  graph: GraphProvider | None, graphs: GraphGenerations | None,
                  embedder: Embedder, feedback: FeedbackLog, history: RefreshHistory,
-                 clock: Clock):
+                 clock: Clock, graph_lag: Callable[[], GraphLag | None] = lambda: None,
+                 board: RefreshProgressBoard | None = None):
         self._source, self._chunks, self._index = source, chunks, index
         self._graph, self._graphs, self._embedder = graph, graphs, embedder
         self._feedback, self._history, self._clock = feedback, history, clock
+        self._graph_lag, self._board = graph_lag, board
 
     def health(self, warnings: list[str]) -> Health:
         index = self._index_health()
         if index.older_than_sources:
             warnings.append(STALE_INDEX)
+        graph, lag = self._graph_health()
+        if lag is not None and not lag.removed:
+            warnings.append(GRAPH_BEHIND.format(lag=lag.describe()))
         state = self._embedder.state()
         self_check = self._self_check()
         return Health(
-            healthy=index.generation is not None and not index.problems and self_check.ok,
-            root=self._source.root, index=index, graph=self._graph_health(),
+            healthy=index.generation is not None and not index.problems and self_check.ok
+            and not (lag and lag.removed),
+            root=self._source.root, index=index, graph=graph,
             embedder=EmbedderHealth(model_id=self._embedder.model_id,
                                     dimension=self._embedder.dimension, state=state,
                                     semantic_search=state == "ready"),
@@ -53,7 +70,10 @@ class HealthCheck:
     def _index_health(self) -> IndexHealth:
         current = self._index.current()
         problems = list(self._index.check_current())
-        if current is None:
+        building = self._board.read() if self._board is not None and current is None else None
+        if building is not None:
+            problems.append(f"no index generation yet: {building.describe()}")
+        elif current is None:
             problems.append("no index generation: run memory_refresh")
         scan = self._source.scan()
         diff = diff_scan(current.manifest if current else {}, scan.files)
@@ -66,12 +86,18 @@ class HealthCheck:
             newest_source_change=_iso(newest),
             older_than_sources=current is not None and _older_than(current.created, newest))
 
-    def _graph_health(self) -> GraphHealth:
+    def _graph_health(self) -> tuple[GraphHealth, GraphLag | None]:
+        """The graph's state, and how far it is behind the index (None: not behind)."""
         problems = list(self._graphs.check_current()) if self._graphs else []
         if self._graph is not None:
             problems += [p for p in self._graph.problems() if p not in problems]
         current = self._graph.current() if self._graph else None
-        return GraphHealth(generation=current, problems=tuple(problems))
+        lag = self._graph_lag() if current is not None else None
+        lag = lag if lag is not None and lag.behind else None
+        if lag is not None and lag.removed:  # moved notes are removed at their old path
+            problems.append(GRAPH_MOVED.format(lag=lag.describe()))
+        return GraphHealth(generation=current, problems=tuple(problems),
+                           behind_index=lag.behind if lag else 0), lag
 
     def _self_check(self) -> SelfCheck:
         notes = self._chunks.notes()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from attrs import frozen
 
 from memory.domain.errors import InvalidRequest
@@ -12,6 +14,7 @@ MAX_LIMIT = 50
 MAX_DEPTH = 4
 MAX_NAME_CHARS = 1000
 MAX_NOTE_CHARS = 4000
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a str holds pairs as one code point
 
 
 def clean_text(value, field: str, max_chars: int, required: bool = True) -> str:
@@ -21,12 +24,28 @@ def clean_text(value, field: str, max_chars: int, required: bool = True) -> str:
         raise InvalidRequest(f"{field} must be a string")
     if "\x00" in value:
         raise InvalidRequest(f"{field} must not contain NUL characters")
+    lone = LONE_SURROGATE.search(value)
+    if lone is not None:
+        raise InvalidRequest(_surrogate_message(field, lone.group(), lone.start()))
     if len(value) > max_chars:
         raise InvalidRequest(f"{field} is too long ({len(value)} characters, at most {max_chars})")
     value = value.strip()
     if required and not value:
         raise InvalidRequest(f"{field} must not be empty")
     return value
+
+
+def _surrogate_message(field: str, char: str, at: int) -> str:
+    """Python spells a byte a non-UTF-8 terminal passed in argv as U+DC80..U+DCFF; a JSON
+    client's `\\udce9` escape arrives as the same lone surrogate. Neither is text."""
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:
+        byte = code - 0xDC00
+        return (f"{field} holds the byte 0x{byte:02X}, which is not UTF-8 (at character "
+                f"{at + 1}; a terminal set to another encoding?); note paths spell such a "
+                f"byte as %{byte:02X}")
+    return (f"{field} holds a lone UTF-16 surrogate (U+{code:04X} at character {at + 1}, e.g. "
+            "half of a cut emoji); send well-formed Unicode")
 
 
 def bounded_int(value, field: str, low: int, high: int) -> int:
@@ -48,6 +67,19 @@ def optional_key(value, field: str) -> str | None:
     return text or None
 
 
+def scope_filter(*, root_scope=None, repository=None, project=None, ticket=None, status=None,
+                 path_prefix=None, default_status: str = "active") -> ScopeFilter:
+    """The explicit filters of a search or a graph walk, validated."""
+    return ScopeFilter(
+        root_scope=optional_key(root_scope, "root_scope"),
+        repository=optional_key(repository, "repository"),
+        project=optional_key(project, "project"),
+        ticket=optional_key(ticket, "ticket"),
+        status=StatusFilter.parse(optional_key(status, "status") or default_status),
+        path_prefix=optional_key(path_prefix, "path_prefix"),
+    )
+
+
 @frozen(kw_only=True)
 class SearchRequest:
     query: str
@@ -55,15 +87,6 @@ class SearchRequest:
     limit: int = 8
 
     @classmethod
-    def parse(cls, query, *, root_scope=None, repository=None, project=None, ticket=None,
-              status=None, path_prefix=None, limit=8) -> SearchRequest:
-        flt = ScopeFilter(
-            root_scope=optional_key(root_scope, "root_scope"),
-            repository=optional_key(repository, "repository"),
-            project=optional_key(project, "project"),
-            ticket=optional_key(ticket, "ticket"),
-            status=StatusFilter.parse(optional_key(status, "status")),
-            path_prefix=optional_key(path_prefix, "path_prefix"),
-        )
+    def parse(cls, query, *, limit=8, **filters) -> SearchRequest:
         return cls(query=clean_text(query, "query", MAX_QUERY_CHARS),
-                   filter=flt, limit=bounded_int(limit, "limit", 1, MAX_LIMIT))
+                   filter=scope_filter(**filters), limit=bounded_int(limit, "limit", 1, MAX_LIMIT))

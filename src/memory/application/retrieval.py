@@ -13,11 +13,13 @@ from attrs import evolve, frozen
 from memory.application.gathering import StoreGatherer
 from memory.application.requests import SearchRequest
 from memory.application.search_config import SearchConfig
-from memory.domain.candidates import Candidate, Gathered, Query
+from memory.domain.budget import bounded_items
+from memory.domain.candidates import Candidate, CandidateLists, Gathered, Query
 from memory.domain.citing import redacted
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
-from memory.domain.scope import resolve_scope
+from memory.domain.query_gate import PASS
+from memory.domain.scope import ResolvedScope, ScopeFilter, resolve_scope
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.embedder import Embedder
 from memory.ports.graph_provider import GraphProvider
@@ -33,6 +35,7 @@ class SearchTrace:
     chosen: tuple[Candidate, ...]
     no_answer_reason: str | None  # None: something found is about the query
     warnings: tuple[str, ...]
+    leads: bool = False  # chosen are leads for a question memory cannot answer
 
     @property
     def no_answer(self) -> bool:
@@ -70,17 +73,28 @@ class RetrievalEngine:
     def search(self, request: SearchRequest, generation: Generation,
                warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
         trace = self.trace(request)
+        found = self.evidence(trace) if trace.leads or not trace.no_answer else ()
         return EvidencePacket(
             query=request.query, scope=AppliedScope.of(trace.query.scope), generation=generation,
             no_answer=trace.no_answer, no_answer_reason=trace.no_answer_reason,
-            items=() if trace.no_answer else self.evidence(trace),
+            items=() if trace.no_answer else found, leads=found if trace.leads else (),
             warnings=(*warnings, *trace.warnings), freshness=freshness)
 
+    def scope(self, query: str, explicit: ScopeFilter) -> ResolvedScope:
+        """The scope a request runs under: its filters, and the workspace's default."""
+        return resolve_scope(query, explicit, self._default_repository())
+
     def trace(self, request: SearchRequest) -> SearchTrace:
-        """Gather the lists, then fuse, rerank, lift linked notes, judge and select."""
+        """Gate the query, gather the lists, then fuse, rerank, lift linked notes, judge and
+        select."""
         cfg = self._config
-        scope = resolve_scope(request.query, request.filter, self._default_repository())
-        gathered = self._gather.lists(Query.of(request.query, scope, self._today()), cfg.gather)
+        asked = Query.of(request.query, self.scope(request.query, request.filter), self._today())
+        gate = cfg.gate.judge(request.query) if cfg.gate is not None else PASS
+        if not gate.search:
+            return SearchTrace(gathered=Gathered(query=asked, lists=CandidateLists()), ranked=(),
+                               chosen=(), no_answer_reason=gate.no_answer_reason,
+                               warnings=gate.warnings)
+        gathered = self._gather.lists(asked, cfg.gather)
         query, features = gathered.query, gathered.query.features
         ranked = cfg.rerank.rerank(cfg.fusion.fuse(gathered.lists, features), query,
                                    cfg.fusion.leader)
@@ -88,15 +102,21 @@ class RetrievalEngine:
             parents = self._gather.links(cfg.hop.parents_of(ranked), query, cfg.hop)
             ranked = cfg.hop.lift(ranked, parents, query, gathered.lists.position())
         unknown = self._gather.still_unknown(unknown_names(ranked, features), query)
-        why = cfg.no_answer.decide(ranked, query, unknown)
-        warnings = (*gathered.warnings, *((LOW_CONFIDENCE,) if why and ranked else ()))
+        why = gate.no_answer_reason or cfg.no_answer.decide(ranked, query, unknown)
+        warnings = (*gathered.warnings, *gate.warnings, *((LOW_CONFIDENCE,) if why and ranked
+                                                          and gate.no_answer_reason is None else ()))
+        if gate.leads:
+            return SearchTrace(gathered=gathered, ranked=tuple(ranked), no_answer_reason=why,
+                               chosen=cfg.select.select(gate.leads_among(ranked),
+                                                        min(request.limit, gate.leads)),
+                               warnings=warnings, leads=True)
         return SearchTrace(gathered=gathered, ranked=tuple(ranked),
                            chosen=cfg.select.select(ranked, request.limit),
                            no_answer_reason=why, warnings=warnings)
 
     def evidence(self, trace: SearchTrace) -> tuple[EvidenceItem, ...]:
-        """Read the chosen notes' lines, then focus, expand and redact each item."""
+        """Read the chosen notes' lines, then focus, expand, redact and bound each item."""
         cfg = self._config
         texts = self._gather.texts(c.note.memory_id for c in trace.chosen)
         items = cfg.context.cite(trace.chosen, texts, trace.query, cfg.focus)
-        return redacted(items, texts)
+        return bounded_items(redacted(items, texts), cfg.context.budget_chars)

@@ -8,6 +8,7 @@ from memory.domain.citing import ContextConfig, LineFocus
 from memory.domain.fusion import FusionConfig
 from memory.domain.linked_notes import HopConfig
 from memory.domain.no_answer import NoAnswerPolicy
+from memory.domain.query_gate import QueryGate
 from memory.domain.ranking import RerankPolicy
 from memory.domain.selection import SelectConfig
 
@@ -20,9 +21,6 @@ class GatherConfig:
     semantic_depth: int = 50
     graph_depth: int = 20
     graph_seeds: int = 5
-    # A related note counts only if its proximity is this many times the median proximity
-    # of what the graph returned (see candidates.standing_out).
-    graph_contrast: float = 2.0
     semantic_wait_s: float = 2.0  # how long a search waits for the model to load
     use_lexical: bool = True
     use_semantic: bool = True
@@ -31,12 +29,14 @@ class GatherConfig:
 
 @frozen(kw_only=True)
 class SearchConfig:
-    """Gather, then fuse, rerank, hop, no-answer, select, focus, expand (and always redact).
+    """Gate, gather, then fuse, rerank, hop, no-answer, select, focus, expand (and always
+    redact and bound to the budget).
 
     Defaults are measured on the eval sets (docs/benchmarks.md). A step set to None is
-    skipped (hop, focus); any step may be replaced by a value with the same method.
+    skipped (gate, hop, focus); any step may be replaced by a value with the same method.
     """
 
+    gate: QueryGate | None = QueryGate()
     gather: GatherConfig = GatherConfig()
     fusion: FusionConfig = FusionConfig()
     rerank: RerankPolicy = RerankPolicy()

@@ -6,25 +6,28 @@ import copy
 from collections.abc import Callable
 from typing import TypeVar
 
-from attrs import asdict
+from attrs import asdict, evolve
 
 from memory.application.explaining import explanation, identity_explanation
 from memory.application.health_check import HealthCheck
 from memory.application.indexer import Indexer, Progress
+from memory.application.graph_scope import ScopeFence, outside_scope
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
-                                         MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text)
+                                         MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
+                                         scope_filter)
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
+from memory.domain.budget import shown_name
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
-from memory.domain.evidence import EvidencePacket, Generation
+from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
 from memory.domain.health import Health
-from memory.domain.notes import Note, NoteDocument
-from memory.domain.reading import Neighbourhood, NoteLine, NoteRead, NoteRef, RelationPath
+from memory.domain.notes import Note
+from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
 from memory.domain.refresh import RefreshReport
-from memory.domain.secrets import redact_data, redact_lines, redact_text
+from memory.domain.scope import ResolvedScope
 from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -33,9 +36,10 @@ from memory.ports.graph_provider import GraphProvider
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.journal import FeedbackLog, RefreshHistory
 from memory.ports.note_source import NoteSource
+from memory.ports.refresh_progress import RefreshProgressBoard
 
-MAX_GET_LINES = 2000
 READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
+NO_INDEX = "no index yet: run memory_refresh (nothing can be found)"
 T = TypeVar("T")
 
 
@@ -46,7 +50,8 @@ class MemoryService:
                  chunks: ChunkStore, index: IndexGenerations, graph: GraphProvider | None,
                  graphs: GraphGenerations | None, embedder: Embedder, feedback: FeedbackLog,
                  history: RefreshHistory, clock: Clock,
-                 before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None):
+                 before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
+                 board: RefreshProgressBoard | None = None):
         self.engine = engine
         self._indexer = indexer
         self._source = source
@@ -57,9 +62,11 @@ class MemoryService:
         self._feedback = feedback
         self._clock = clock
         self._before_search = before_search
+        self._board = board
         self._health = HealthCheck(source=source, chunks=chunks, index=index, graph=graph,
                                    graphs=graphs, embedder=embedder, feedback=feedback,
-                                   history=history, clock=clock)
+                                   history=history, clock=clock, graph_lag=indexer.graph_lag,
+                                   board=board)
 
     def with_search_config(self, config: SearchConfig) -> MemoryService:
         """This service searching under another configuration (benchmarks, ablations)."""
@@ -72,8 +79,13 @@ class MemoryService:
     def search(self, query, **filters) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
         freshness, extra = self._before_search() if self._before_search else ("current", ())
-        return self._from_one_generation(lambda generation, warnings: self.engine.search(
-            request, generation, warnings=(*warnings, *extra), freshness=freshness))
+
+        def read(generation: Generation, warnings: list[str]) -> EvidencePacket:
+            # Without an index, what freshness says (it is being built) replaces our advice.
+            ours = () if extra and generation.index is None else warnings
+            return self.engine.search(request, generation, warnings=(*ours, *extra),
+                                      freshness=freshness)
+        return self._from_one_generation(read)
 
     def get(self, identity, start_line=None, end_line=None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
@@ -82,31 +94,38 @@ class MemoryService:
         total = len(doc.lines)
         first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
         last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
-        if total and first > total:
+        if first > max(total, 1):
             raise InvalidRequest(f"start_line {first} is past the end of {doc.note.path} "
                                  f"({total} lines)")
-        if last < first:
+        if end_line is not None and last < first:
             raise InvalidRequest("end_line must not be before start_line")
-        shown = min(last, total, first + MAX_GET_LINES - 1)
-        return _note_read(doc, first, shown, truncated=shown < min(last, total))
+        return NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
 
-    def neighbors(self, identity, depth=1) -> Neighbourhood:
-        note = self._resolve_note(clean_text(identity, "identity", MAX_NAME_CHARS))
+    def neighbors(self, identity, depth=1, **filters) -> Neighbourhood:
+        """Within the same scope a search would run under (status: any by default)."""
+        name = clean_text(identity, "identity", MAX_NAME_CHARS)
         depth = bounded_int(depth, "depth", 1, MAX_DEPTH)
+        scope = self._graph_scope(filters)
+        note = self._in_scope(name, scope)
         graph = self._require_graph()
-        found = graph.neighbors(note.memory_id, depth)
+        kept, left_out = self._fence(scope).neighbors(graph.neighbors(note.memory_id, depth))
+        shown = tuple(evolve(n, label=shown_name(n.label)) for n in kept)  # a label is a name
         return Neighbourhood(memory_id=note.memory_id, path=note.path, depth=depth,
-                             graph_generation=graph.current().id, neighbors=redacted(tuple(found)))
+                             scope=AppliedScope.of(scope), graph_generation=graph.current().id,
+                             neighbors=redacted(shown), warnings=left_out)
 
-    def path(self, source, target) -> RelationPath:
-        a = self._resolve_note(clean_text(source, "source", MAX_NAME_CHARS))
-        b = self._resolve_note(clean_text(target, "target", MAX_NAME_CHARS))
+    def path(self, source, target, **filters) -> RelationPath:
+        a_name = clean_text(source, "source", MAX_NAME_CHARS)
+        b_name = clean_text(target, "target", MAX_NAME_CHARS)
+        scope = self._graph_scope(filters)
+        a, b = self._in_scope(a_name, scope), self._in_scope(b_name, scope)
         graph = self._require_graph()
-        found = graph.path(a.memory_id, b.memory_id)
+        found, left_out = self._fence(scope).path(graph.path(a.memory_id, b.memory_id))
         return RelationPath(source=NoteRef(memory_id=a.memory_id, path=a.path),
                             target=NoteRef(memory_id=b.memory_id, path=b.path),
-                            graph_generation=graph.current().id, connected=found is not None,
-                            path=redacted(found))
+                            scope=AppliedScope.of(scope), graph_generation=graph.current().id,
+                            connected=found is not None, path=redacted(found),
+                            warnings=left_out)
 
     def explain(self, query, identity=None, **filters) -> Explanation:
         request = SearchRequest.parse(query, **filters)
@@ -173,8 +192,11 @@ class MemoryService:
         """Switch to the newest published generations; say what is missing."""
         warnings = []
         index = self._index.current()
-        if index is None:
-            warnings.append("no index yet: run memory_refresh (nothing can be found)")
+        building = self._board.read() if self._board is not None and index is None else None
+        if building is not None:
+            warnings.append(f"{building.describe()}; nothing can be found until it is done")
+        elif index is None:
+            warnings.append(NO_INDEX)
         elif index.model_id and index.model_id != self._embedder.model_id:
             warnings.append(f"the index's vectors come from {index.model_id} and queries are "
                             f"embedded by {self._embedder.model_id}: run memory_refresh to "
@@ -200,21 +222,24 @@ class MemoryService:
             raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
         return matches[0]
 
+    def _graph_scope(self, filters) -> ResolvedScope:
+        self._generation()
+        return self.engine.scope("", scope_filter(**filters, default_status="any"))
+
+    def _in_scope(self, name: str, scope: ResolvedScope) -> Note:
+        """The note called `name`, if the scope admits it: a graph answer never leaves it."""
+        note = self._resolve_note(name)
+        why = outside_scope(note, scope)
+        if why:
+            raise NotFound(f"{note.path} is {why}: pass repository, project, ticket or "
+                           "path_prefix to look there")
+        return note
+
+    def _fence(self, scope: ResolvedScope) -> ScopeFence:
+        return ScopeFence.around(scope.filter, self._chunks)
+
     def _require_graph(self) -> GraphProvider:
         if self._graph is None or self._graph.current() is None:
             raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
         return self._graph
 
-
-def _note_read(doc: NoteDocument, first: int, last: int, truncated: bool) -> NoteRead:
-    """Lines first..last of a note, redacted, with which of them were."""
-    note = doc.note
-    clean, findings = redact_lines(doc.lines)
-    return NoteRead(
-        memory_id=note.memory_id, path=note.path, title=redact_text(note.title),
-        status=note.effective_status.value, content_hash=note.content_hash,
-        front_matter=redact_data(doc.front_matter), line_count=len(doc.lines),
-        start_line=first, end_line=last,
-        lines=tuple(NoteLine(line=i, text=clean[i - 1]) for i in range(first, last + 1)),
-        redacted_lines=tuple(sorted({f.line for f in findings if first <= f.line <= last})),
-        truncated=truncated, warnings=tuple(doc.warnings))

@@ -9,6 +9,7 @@ from attrs import evolve, frozen
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ResolvedScope
 from memory.domain.text import QueryFeatures
+from memory.domain.time_questions import Period, periods
 
 
 @frozen
@@ -28,10 +29,12 @@ class Query:
     features: QueryFeatures
     scope: ResolvedScope
     today: str = ""  # ISO date, for review dates; "" ignores them
+    periods: tuple[Period, ...] = ()  # the days, months, years it is bounded by
 
     @classmethod
     def of(cls, text: str, scope: ResolvedScope, today: str = "") -> Query:
-        return cls(text=text, features=QueryFeatures.of(text), scope=scope, today=today)
+        return cls(text=text, features=QueryFeatures.of(text), scope=scope, today=today,
+                   periods=periods(text))
 
 
 @frozen(kw_only=True)
@@ -97,15 +100,3 @@ def best_chunk(chunks: Sequence[Chunk], features: QueryFeatures,
         return None
     return max(chunks, key=lambda c: (features.coverage(c.indexed_text), -c.ordinal))
 
-
-def standing_out(related: Sequence[tuple[Note, float]], contrast: float) -> list[Note]:
-    """Notes whose proximity is at least `contrast` times the median proximity.
-
-    Where everything is tied through the same hubs (one project, shared tags) proximity
-    carries no information and must not add noise.
-    """
-    if not related or contrast <= 0:
-        return [note for note, _ in related]
-    scores = sorted(score for _, score in related)
-    median = scores[len(scores) // 2]
-    return [note for note, score in related if score >= contrast * median]

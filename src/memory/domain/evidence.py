@@ -33,6 +33,8 @@ class EvidenceItem:
     signals: Signals
     status: str
     reasons: tuple[str, ...] = ()
+    cut_lines: tuple[int, ...] = ()  # lines cut to fit the budget (their text says so)
+    date: str | None = None  # the note's date: front matter `created`, else `date`
 
     @classmethod
     def of(cls, c: Candidate, span: Span, text: str) -> EvidenceItem:
@@ -42,7 +44,8 @@ class EvidenceItem:
                    text=text, score=c.score,
                    signals=Signals(lexical=c.lexical_rank, semantic=c.semantic_rank,
                                    graph=c.graph_rank),
-                   status=c.note.effective_status.value, reasons=c.reasons)
+                   status=c.note.effective_status.value, reasons=c.reasons,
+                   date=c.note.created)
 
     @property
     def citation(self) -> str:
@@ -99,3 +102,6 @@ class EvidencePacket:
     warnings: tuple[str, ...] = ()
     freshness: str = "current"  # current | refreshed-before-search | stale
     no_answer_reason: str | None = None  # why, when no_answer
+    # Notes near a question memory cannot answer (a secret's value): where it is kept, how
+    # it rotates. Never answers: `items` stays empty.
+    leads: tuple[EvidenceItem, ...] = ()

@@ -28,8 +28,12 @@ class IndexHealth:
 
 @frozen(kw_only=True)
 class GraphHealth:
+    """The served graph; `behind_index` counts notes the index holds and the graph does not
+    (or holds otherwise): notes moved or removed make memory_health unhealthy."""
+
     generation: GenerationInfo | None  # None: no graph published yet
     problems: tuple[str, ...] = ()
+    behind_index: int = 0
 
 
 @frozen(kw_only=True)

@@ -20,8 +20,11 @@ class NoAnswerPolicy:
 
     min_coverage: float = 0.34
     min_similarity: float = 0.2
-    # A query naming something memory never mentions (a product, a flag) has no answer
-    # unless the vector match is this close anyway.
+    # A query naming something memory never mentions (a product, a flag) needs a vector
+    # this close instead of `min_similarity`. A lexical hit covering `min_coverage` of its
+    # words still answers it: the name is then another word for what the note holds
+    # ("CIDR block" for a table headed "IP Range", "k8s" for Kubernetes) or a detail beside
+    # the subject, not the subject itself.
     unknown_name_similarity: float = 0.55
     exact_match_answers: bool = True
 
@@ -36,15 +39,13 @@ class NoAnswerPolicy:
                 r.startswith(EXACT_REASONS) for c in top for r in c.reasons):
             return None
         best_similarity = max((c.semantic_score or 0.0 for c in top), default=0.0)
-        if unknown:
-            return None if best_similarity >= self.unknown_name_similarity else \
-                f"memory never mentions {redact_text(', '.join(unknown))} in this scope"
-        for c in top:
-            if c.lexical_rank is not None and \
-                    query.features.coverage(c.chunk.indexed_text) >= self.min_coverage:
-                return None
-        if best_similarity >= self.min_similarity:
+        covered = max((query.features.coverage(c.chunk.indexed_text) for c in top
+                       if c.lexical_rank is not None), default=0.0)
+        close = self.unknown_name_similarity if unknown else self.min_similarity
+        if covered >= self.min_coverage or best_similarity >= close:
             return None
+        if unknown:
+            return f"memory never mentions {redact_text(', '.join(unknown))} in this scope"
         return "nothing in this scope matched the query" if not ranked else \
             "no note found covers enough of the query's words, and none is close in meaning"
 

@@ -8,7 +8,8 @@ from attrs import frozen
 
 from memory.domain.candidates import Candidate, Query
 from memory.domain.notes import Status
-from memory.domain.text import QueryFeatures, contains_exact, title_terms
+from memory.domain.text import QueryFeatures, contains_exact
+from memory.domain.time_questions import day_of
 
 
 @frozen(kw_only=True)
@@ -19,12 +20,14 @@ class RerankPolicy:
     path: float = 2.0
     phrase: float = 2.0
     ticket: float = 2.0
-    ticket_mention: float = 0.5
-    title: float = 0.5
     superseded: float = -2.0
     archived: float = -1.0
     needs_review: float = -0.1  # tie-breakers: a stale note is still the note asked for
     past_review: float = -0.1
+    # A question bounded in time ("in June 2022", "on 25 May 2023") favours notes dated
+    # within it, or up to `period_after` days later (a note tells of the day before).
+    in_period: float = 2.0
+    period_after: int = 1
     window: int = 50  # only the top of the fused list is reranked
     # One bonus point is this share of what leading one list of weight 1 adds to the fused
     # score (1/(k+1) under RRF, 1.0 under score fusion): an exact identifier (3 points)
@@ -40,8 +43,8 @@ class RerankPolicy:
         """
         tickets = {t.upper() for t in query.scope.query_tickets}
         point = self.unit * leader
-        head = [_adjust(c, query.features, tickets, query.today, self, point)
-                for c in candidates[:self.window]]
+        head = [_timed(_adjust(c, query.features, tickets, query.today, self, point),
+                       query, self, point) for c in candidates[:self.window]]
         head.sort(key=lambda c: -c.score)
         return (*head, *candidates[self.window:])
 
@@ -61,10 +64,6 @@ def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None
             c = c.with_bonus(p.phrase * point, "phrase")
     if c.note.ticket and c.note.ticket.upper() in tickets:
         c = c.with_bonus(p.ticket * point, f"ticket:{c.note.ticket}")
-    elif any(contains_exact(text, t) for t in tickets):
-        c = c.with_bonus(p.ticket_mention * point, "ticket-mention")
-    if f.terms and set(f.terms) <= title_terms(c.note.title):
-        c = c.with_bonus(p.title * point, "title")
     status = c.note.effective_status
     if status is Status.SUPERSEDED:
         c = c.with_bonus(p.superseded * point, "superseded")
@@ -74,6 +73,15 @@ def _adjust(c: Candidate, f: QueryFeatures, tickets: set[str], today: str | None
         c = c.with_bonus(p.needs_review * point, "needs-review")
     if today and c.note.review_after and c.note.review_after[:10] < today[:10]:
         c = c.with_bonus(p.past_review * point, "past-review-date")
+    return c
+
+
+def _timed(c: Candidate, query: Query, p: RerankPolicy, point: float) -> Candidate:
+    if not (p.in_period and query.periods):
+        return c
+    day = day_of(c.note.created)
+    if day is not None and any(q.holds(day, p.period_after) for q in query.periods):
+        c = c.with_bonus(p.in_period * point, "in-period")
     return c
 
 

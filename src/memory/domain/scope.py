@@ -52,13 +52,19 @@ def _key(value: str | None) -> str | None:
 
 
 def _prefix(value: str | None) -> str | None:
+    """A folder, matched by whole path segments: `Repos/a` is kept as `Repos/a/`, so that it
+    never admits `Repos/a-legacy/`; in this form the prefix needs nothing but `startswith`,
+    here and in every store's query."""
     text = (value or "").strip().replace("\\", "/")
     if not text:
         return None
     if text.startswith("/") or text.startswith("~") or re.match(r"^[A-Za-z]:", text) \
             or any(part == ".." for part in text.split("/")):
         raise InvalidRequest(f"path_prefix must be relative to the memory root: {value!r}")
-    return text.lstrip("./") if text.startswith("./") else text
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if not parts:
+        return None  # `./`: the whole root
+    return "/".join(parts) + "/"
 
 
 @frozen(kw_only=True)
@@ -84,6 +90,22 @@ class ScopeFilter:
         if self.path_prefix and not note.path.lower().startswith(self.path_prefix.lower()):
             return False
         return self.status.admits(note.effective_status)
+
+    def excluded_by(self, note: Note) -> str | None:
+        """The name of the first filter that leaves `note` out (status last), or None."""
+        for name in ("root_scope", "repository", "project", "ticket", "path_prefix"):
+            value = getattr(self, name)
+            if value and not ScopeFilter(**{name: value, "status": StatusFilter.ANY}).admits(note):
+                return name
+        return None if self.status.admits(note.effective_status) else "status"
+
+    def exclusion(self, note: Note) -> str | None:
+        """Why this filter leaves `note` out, in words, or None."""
+        name = self.excluded_by(note)
+        if name == "status":
+            return (f"status {note.effective_status.value!r} is filtered out by "
+                    f"status={self.status.value!r}")
+        return None if name is None else f"outside the requested {name} {getattr(self, name)!r}"
 
     def describe(self) -> dict[str, str]:
         out = {"status": self.status.value}

@@ -1,4 +1,4 @@
-"""The select step: drop noise, then never two overlapping spans and a cap per note."""
+"""The select step: drop noise, then never two overlapping spans (optionally one per note first)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ from memory.domain.notes import Chunk
 class SelectConfig:
     """Which ranked candidates become items."""
 
-    per_note: int = 3
     # Every note gets its best item in before any note gets a second one.
     diversify: bool = False
     # An item found only by the vector index, and not even close to the query, is noise.
     min_item_similarity: float = 0.2
 
     def select(self, ranked: Sequence[Candidate], limit: int) -> tuple[Candidate, ...]:
-        return tuple(dedup(self.drop_noise(ranked), limit, self.per_note, self.diversify))
+        return tuple(dedup(self.drop_noise(ranked), limit, self.diversify))
 
     def drop_noise(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         """Remove candidates whose only support is a weak semantic match."""
@@ -34,9 +33,8 @@ def _overlaps(a: Chunk, b: Chunk) -> bool:
     return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
 
 
-def dedup(candidates: Sequence[Candidate], limit: int, per_note: int = 1,
-          diversify: bool = True) -> list[Candidate]:
-    """Never two overlapping spans; at most `per_note` items of one note.
+def dedup(candidates: Sequence[Candidate], limit: int, diversify: bool = True) -> list[Candidate]:
+    """Never two overlapping spans.
 
     With `diversify`, every note gets its best item in before any note gets a second one
     (the budget allows more of one note only when other notes run out); otherwise items
@@ -48,7 +46,7 @@ def dedup(candidates: Sequence[Candidate], limit: int, per_note: int = 1,
         same = [x for x in chosen if x.note.memory_id == c.note.memory_id]
         return len(same) < cap and not any(_overlaps(x.chunk, c.chunk) for x in same)
 
-    for cap in ((1, per_note) if diversify else (per_note,)):
+    for cap in ((1, limit) if diversify else (limit,)):
         for c in candidates:
             if len(chosen) >= limit:
                 break

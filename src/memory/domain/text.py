@@ -44,13 +44,20 @@ def _looks_like_identifier(token: str) -> bool:
 
 
 NAME_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/]*[A-Za-z0-9]|[A-Z]")
+# Capitalised, but the calendar's words: they bound a question in time, they name nothing.
+CALENDAR = frozenset("""
+january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec
+monday tuesday wednesday thursday friday saturday sunday
+""".split())
 
 
 def _proper_names(query: str) -> tuple[str, ...]:
     """Capitalised words past the first one (Kafka, iOS, Elasticsearch): named things."""
     tokens = NAME_TOKEN.findall(query)
     names = [t for i, t in enumerate(tokens)
-             if i > 0 and t != "I" and (t[0].isupper() or any(c.isupper() for c in t[1:]))]
+             if i > 0 and t != "I" and t.lower() not in CALENDAR
+             and (t[0].isupper() or any(c.isupper() for c in t[1:]))]
     return tuple(dict.fromkeys(names))
 
 
@@ -90,12 +97,6 @@ class QueryFeatures:
 def _matched(terms: tuple[str, ...], text: str) -> tuple[str, ...]:
     present = set(words(text))
     return tuple(t for t in terms if t in present or _inflected(t, present))
-
-
-@lru_cache(maxsize=1024)
-def title_terms(title: str) -> frozenset[str]:
-    """The content terms of a note title, as a set."""
-    return frozenset(content_terms(title))
 
 
 def _inflected(term: str, present: set[str]) -> bool:

@@ -1,5 +1,11 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup, eval and the shared
-server (token, daemon, connect)."""
+"""The `ai-memory` command line: the eight operations plus serve, setup, eval, graph and the
+shared server (token, daemon, connect).
+
+Results go to stdout (text, or JSON with --json); warnings, progress and errors go to
+stderr, except that under --json an error is a JSON object on stdout, so that a program
+reading the output always reads JSON. Exit codes: 0 ok, 1 failed (or unhealthy), 2 invalid
+request or usage, 3 not found, 4 busy, 130 interrupted, 141 reader gone.
+"""
 
 from __future__ import annotations
 
@@ -11,98 +17,149 @@ from collections.abc import Sequence
 from contextlib import suppress
 
 from memory import __version__
-from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
+from memory.domain.cancellation import Cancelled
+from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
 from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
                                 status_presenters)
 from memory.entrypoints.settings import Settings
+from memory.entrypoints.wording import cli_words, in_cli_words
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
+# (kind, exit code) of each error ai-memory raises on purpose, most specific first.
+ERRORS = ((InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
+          (RefreshBusy, "busy", 4), (Unavailable, "unavailable", 1), (Cancelled, "cancelled", 1),
+          (AiMemoryError, "error", 1), (OSError, "error", 1))
 
 
-def _shared_options() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """Options every command takes, and the scope options of search and explain."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", help="memory root folder (default: $AI_MEMORY_ROOT)")
-    common.add_argument("--state-dir", help="derived state folder (default: ROOT/.ai-memory)")
-    common.add_argument("--json", action="store_true", help="print the structured result as JSON")
+class UsageError(Exception):
+    """A command line argparse refuses, raised instead of exiting so --json can report it."""
 
-    scoped = argparse.ArgumentParser(add_help=False)
-    scoped.add_argument("--root-scope", dest="root_scope", help="work or personal")
-    scoped.add_argument("--repository", "--repo", dest="repository")
-    scoped.add_argument("--project")
-    scoped.add_argument("--ticket")
-    scoped.add_argument("--status", default="active",
-                        help="active (default), needs-review, superseded, archived or any")
-    scoped.add_argument("--path-prefix", dest="path_prefix")
-    scoped.add_argument("--limit", type=int, default=8)
-    return common, scoped
+    def __init__(self, parser: argparse.ArgumentParser, message: str):
+        super().__init__(message)
+        self.parser = parser
 
 
-def _operation_commands(sub, common, scoped) -> None:
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(self, message)
+
+
+def _shared_options():
+    """The options commands share: where the memory is, how to print, and the scope."""
+    located = _Parser(add_help=False)
+    located.add_argument("--root", help="memory root folder (default: $AI_MEMORY_ROOT)")
+    located.add_argument("--state-dir", help="derived state folder (default: ROOT/.ai-memory)")
+    output = _Parser(add_help=False)
+    output.add_argument("--json", action="store_true",
+                        help="print the structured result as JSON (an error as a JSON object)")
+    return located, output, _scope_options("active"), _scope_options("any")
+
+
+def _scope_options(status: str) -> argparse.ArgumentParser:
+    scoped = _Parser(add_help=False)
+    scoped.add_argument("--root-scope", dest="root_scope", metavar="SCOPE",
+                        help="only notes of this root scope: work or personal")
+    scoped.add_argument("--repository", "--repo", dest="repository", metavar="KEY",
+                        help="only notes about this repository (plus cross-cutting notes)")
+    scoped.add_argument("--project", metavar="KEY",
+                        help="only notes about this project (plus cross-cutting notes)")
+    scoped.add_argument("--ticket", metavar="ID", help="only notes about this ticket, e.g. PAY-142")
+    scoped.add_argument("--status", default=status,
+                        help=f"note status to admit: active, needs-review, superseded, archived "
+                             f"or any (default: {status})")
+    scoped.add_argument("--path-prefix", dest="path_prefix", metavar="FOLDER",
+                        help="only notes under this folder of the root (whole folder names)")
+    return scoped
+
+
+def _operation_commands(sub, located, output, scoped, graph_scoped) -> None:
     """serve, then the operations from search to health (feedback and setup follow)."""
-    s = sub.add_parser("serve", parents=[common], help="run the MCP stdio server")
+    s = sub.add_parser("serve", parents=[located], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
     capture_command.add_serve_flags(s)
     _http_flags(s)
-    s = sub.add_parser("search", parents=[common, scoped], help="search memory, cite evidence")
-    s.add_argument("query")
-    s = sub.add_parser("explain", parents=[common, scoped], help="why a search ranks as it does")
-    s.add_argument("query")
+    common = [located, output]
+    limit = _Parser(add_help=False)
+    limit.add_argument("--limit", type=int, default=8, help="most evidence items (1-50, default 8)")
+    s = sub.add_parser("search", parents=[*common, scoped, limit],
+                       help="search memory, cite evidence")
+    s.add_argument("query", help="what you want to know, in plain words")
+    s = sub.add_parser("explain", parents=[*common, scoped, limit],
+                       help="why a search ranks as it does")
+    s.add_argument("query", help="the search to explain")
     s.add_argument("--identity", help="a note to explain the presence or absence of")
-    s = sub.add_parser("get", parents=[common], help="read a note by memory_id, path or title")
-    s.add_argument("identity")
-    s.add_argument("--start-line", type=int)
-    s.add_argument("--end-line", type=int)
-    s = sub.add_parser("neighbors", parents=[common], help="notes related to a note in the graph")
-    s.add_argument("identity")
-    s.add_argument("--depth", type=int, default=1)
-    s = sub.add_parser("path", parents=[common], help="relationship path between two notes")
-    s.add_argument("source")
-    s.add_argument("target")
-    s = sub.add_parser("refresh", parents=[common], help="rebuild the index (and graph)")
-    s.add_argument("--mode", default="index", choices=("index", "full"))
+    s = sub.add_parser("get", parents=common, help="read a note by memory_id, path or title")
+    s.add_argument("identity", help="memory_id, path relative to the root, or title")
+    s.add_argument("--start-line", type=int, help="first line to show (1-based)")
+    s.add_argument("--end-line", type=int, help="last line to show (inclusive)")
+    s = sub.add_parser("neighbors", parents=[*common, graph_scoped],
+                       help="notes related to a note in the graph")
+    s.add_argument("identity", help="memory_id, path relative to the root, or title")
+    s.add_argument("--depth", type=int, default=1, help="graph hops to follow (1-4, default 1)")
+    s = sub.add_parser("path", parents=[*common, graph_scoped],
+                       help="relationship path between two notes")
+    s.add_argument("source", help="the note the path starts at")
+    s.add_argument("target", help="the note the path ends at")
+    s = sub.add_parser("refresh", parents=common, help="rebuild the index (and graph)")
+    s.add_argument("--mode", default="index", choices=("index", "full"),
+                   help="index: re-index changed notes (default); full: also rebuild the graph")
     s.add_argument("--force", action="store_true", help="publish even if nothing changed")
-    sub.add_parser("health", parents=[common], help="state of index, graph and model")
+    sub.add_parser("health", parents=common, help="state of index, graph and model")
 
 
 def _parser() -> argparse.ArgumentParser:
-    common, scoped = _shared_options()
-    p = argparse.ArgumentParser(prog="ai-memory", description=__doc__)
+    located, output, scoped, graph_scoped = _shared_options()
+    common = [located, output]
+    p = _Parser(prog="ai-memory", description=__doc__.split("\n")[0])
     p.add_argument("--version", action="version", version=f"ai-memory {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _operation_commands(sub, common, scoped)
-    s = sub.add_parser("feedback", parents=[common], help="record whether a result helped")
-    s.add_argument("query")
-    s.add_argument("memory_id")
-    s.add_argument("relevance", choices=("relevant", "irrelevant", "missing"))
-    s.add_argument("--note")
+    _operation_commands(sub, located, output, scoped, graph_scoped)
+    s = sub.add_parser("feedback", parents=common, help="record whether a result helped")
+    s.add_argument("query", help="the search the result came from")
+    s.add_argument("memory_id", help="the note rated")
+    s.add_argument("relevance", choices=("relevant", "irrelevant", "missing"),
+                   help="relevant or irrelevant for a result; missing for a note not returned")
+    s.add_argument("--note", help="a short reason, in your own words")
     s = sub.add_parser("setup", help="create a memory root, index it, register MCP clients")
     s.add_argument("--root", "--memory-root", dest="root",
                    help="memory root folder (default: $AI_MEMORY_ROOT, else ~/AI-Memory)")
     s.add_argument("--install-clients", action="store_true",
                    help="register the server with every client whose configuration folder "
-                        "exists (or those named in --clients)")
+                        "exists (or those named in --clients); implied by --shared and --url")
     s.add_argument("--clients", metavar="NAMES",
                    help="comma-separated clients to register even if not found, or 'all': "
                         "codex, claude-code, claude-desktop, copilot, opencode, vscode")
     s.add_argument("--only-present", action="store_true", help=argparse.SUPPRESS)  # the default
     s.add_argument("--name", help="register this root as ai-memory-NAME, beside other roots "
                                   "(default: the entry is ai-memory); --uninstall removes it")
+    how = s.add_mutually_exclusive_group()
+    how.add_argument("--shared", action="store_true",
+                     help="register `ai-memory connect --root DIR` (a small stdio bridge) so "
+                          "that all clients share the root's one daemon")
+    how.add_argument("--url", help="register a server someone runs, e.g. "
+                                   "https://memory.example.com/mcp: clients that speak HTTP get "
+                                   "the URL, Claude Desktop the stdio bridge; no local root")
+    s.add_argument("--token-env", metavar="VAR",
+                   help="with --url: the environment variable holding the bearer token "
+                        "(only its name is written, never the token)")
     s.add_argument("--dry-run", action="store_true",
                    help="print what would change, with diffs, and write nothing")
     s.add_argument("--uninstall", action="store_true",
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     _shared_server_commands(sub, common)
-    capture_command.add_commands(sub, [common])
+    capture_command.add_commands(sub, common)
     graph_command.add_arguments(sub.add_parser(
-        "graph", parents=[common], help="write an interactive HTML page of the graph"))
-    s = sub.add_parser("eval", parents=[common], help="score labelled queries (shared/eval format)")
-    s.add_argument("queries")
-    s.add_argument("--k", default="1,3,5,10")
+        "graph", parents=common, help="write an interactive HTML page of the graph"))
+    s = sub.add_parser("eval", parents=common, help="score labelled queries (shared/eval format)")
+    s.add_argument("queries", help="a JSONL file of labelled queries")
+    s.add_argument("--k", default="1,3,5,10", help="cut-offs to score (default 1,3,5,10)")
     s.add_argument("--results", help="also write per-query results JSONL here")
     s.add_argument("--signals", default="lexical,semantic,graph",
                    help="comma-separated signals to use (ablations)")
+    s.add_argument("--folds", default="project",
+                   help="query field whose values are the cross-validation folds ('none': off)")
+    s.add_argument("--control", help="results JSONL of the same settings run again (noise band)")
     return p
 
 
@@ -123,27 +180,32 @@ def _http_flags(s: argparse.ArgumentParser) -> None:
     h.add_argument("--daemon-record", action="store_true", help=argparse.SUPPRESS)
 
 
-def _shared_server_commands(sub, common: argparse.ArgumentParser) -> None:
+def _shared_server_commands(sub, common: list[argparse.ArgumentParser]) -> None:
     s = sub.add_parser("token", help="API tokens for serve --http --auth tokens")
-    tokens = s.add_subparsers(dest="token_command", required=True, metavar="ACTION")
-    t = tokens.add_parser("create", parents=[common], help="make a token; it is printed once")
-    t.add_argument("--name", required=True)
-    t.add_argument("--scope", choices=("read", "write"), default="read")
-    tokens.add_parser("list", parents=[common], help="tokens by name and scope (never secrets)")
-    t = tokens.add_parser("revoke", parents=[common], help="revoke a token by name")
-    t.add_argument("name")
-    s = sub.add_parser("daemon", parents=[common], help="the root's shared local HTTP server")
-    s.add_argument("action", choices=("start", "stop", "status"))
-    s = sub.add_parser("connect", parents=[common],
+    tokens = s.add_subparsers(dest="token_command", required=True, metavar="ACTION",
+                              help="create, list or revoke")
+    t = tokens.add_parser("create", parents=common, help="make a token; it is printed once")
+    t.add_argument("--name", required=True, help="who or what holds the token, e.g. ci-bot")
+    t.add_argument("--scope", choices=("read", "write"), default="read",
+                   help="read: the read-only tools; write: also the tools that change state, "
+                        "such as refresh and feedback (default: read)")
+    tokens.add_parser("list", parents=common, help="tokens by name and scope (never secrets)")
+    t = tokens.add_parser("revoke", parents=common, help="revoke a token by name")
+    t.add_argument("name", help="the name the token was created with")
+    s = sub.add_parser("daemon", parents=common, help="the root's shared local HTTP server")
+    s.add_argument("action", choices=("start", "stop", "status"),
+                   help="start, stop or report on the daemon of --root")
+    s = sub.add_parser("connect", parents=common,
                        help="stdio bridge to the root's shared server (started if needed)")
     s.add_argument("--url", help="bridge to this server instead (e.g. a team server)")
     s.add_argument("--token-env", metavar="VAR", help="send the bearer token in $VAR")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     try:
-        code = _dispatch(args)
+        code = _dispatch(_parser().parse_args(argv))
         sys.stdout.flush()  # a reader gone away shows here, not at the interpreter's exit
         return code
     except BrokenPipeError:
@@ -152,23 +214,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         with suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # what a shell reports for a command ended by SIGPIPE
-    except InvalidRequest as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except UsageError as exc:
+        if as_json:
+            return _failed(as_json, "usage", f"{exc.parser.prog}: {exc}", 2)
+        exc.parser.print_usage(sys.stderr)
+        print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)  # as argparse says it
         return 2
-    except NotFound as exc:
-        print(f"not found: {exc}", file=sys.stderr)
-        return 3
-    except RefreshBusy as exc:
-        print(f"busy: {exc}", file=sys.stderr)
-        return 4
-    except AiMemoryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:  # a file ai-memory needed could not be read or written
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except (AiMemoryError, OSError) as exc:  # OSError: a file could not be read or written
+        kind, code = next((k, c) for t, k, c in ERRORS if isinstance(exc, t))
+        return _failed(as_json, kind, cli_words(str(exc)), code)
+
+
+def _failed(as_json: bool, kind: str, message: str, code: int) -> int:
+    if as_json:
+        print(json.dumps({"error": {"kind": kind, "message": message, "exit_code": code}},
+                         ensure_ascii=False))
+    else:
+        print(f"{kind}: {message}", file=sys.stderr)
+    return code
 
 
 def _settings(args, must_exist: bool = True) -> Settings:
@@ -186,12 +251,18 @@ def _service(args):
     return app.use_cases.service()
 
 
-def _emit(args, result, text: str) -> None:
+def _emit(args, result, present) -> None:
+    """The result on stdout, its warnings on stderr; every message in the CLI's words."""
+    result = in_cli_words(result)
+    warnings = getattr(result, "warnings", ())
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         from memory.entrypoints.converter import to_json
         print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
     else:
-        print(text)
+        from attrs import evolve
+        print(present(evolve(result, warnings=()) if warnings else result))
 
 
 def _scope(args) -> dict:
@@ -203,8 +274,9 @@ READERS = {
     "explain": (lambda s, a: s.explain(a.query, a.identity, limit=a.limit, **_scope(a)),
                 presenters.explain_text),
     "get": (lambda s, a: s.get(a.identity, a.start_line, a.end_line), note_presenters.get_text),
-    "neighbors": (lambda s, a: s.neighbors(a.identity, a.depth), note_presenters.neighbors_text),
-    "path": (lambda s, a: s.path(a.source, a.target), note_presenters.path_text),
+    "neighbors": (lambda s, a: s.neighbors(a.identity, a.depth, **_scope(a)),
+                  note_presenters.neighbors_text),
+    "path": (lambda s, a: s.path(a.source, a.target, **_scope(a)), note_presenters.path_text),
     "health": (lambda s, a: s.health(), status_presenters.health_text),
     "feedback": (lambda s, a: s.feedback(a.query, a.memory_id, a.relevance, a.note),
                  status_presenters.feedback_text),
@@ -250,45 +322,17 @@ def _dispatch(args) -> int:
         return graph_command.run_graph(args, _settings(args))
     service = _service(args)
     if cmd == "refresh":
-        with _progress() as progress:
+        from memory.entrypoints.cli_progress import TerminalProgress
+        with TerminalProgress() as progress:
             report = service.refresh(args.mode, args.force, progress)
-        _emit(args, report, status_presenters.refresh_text(report))
+        _emit(args, report, status_presenters.refresh_text)
         return 0 if report.ok else 1
     if cmd in READERS:
         call, present = READERS[cmd]
         result = call(service, args)
-        _emit(args, result, present(result))
+        _emit(args, result, present)
         return 0 if cmd != "health" or result.healthy else 1
     raise InvalidRequest(f"unknown command {cmd}")
-
-
-class _progress:
-    """A tqdm bar on a terminal, plain stderr lines otherwise; never on stdout."""
-
-    def __enter__(self):
-        self._bars: dict = {}
-        self._tty = sys.stderr.isatty()
-        self._last: dict = {}
-        return self.update
-
-    def update(self, stage: str, done: int, total: int) -> None:
-        if self._tty:
-            from tqdm import tqdm
-            bar = self._bars.get(stage)
-            if bar is None:
-                bar = self._bars[stage] = tqdm(total=total, desc=stage, unit="note", file=sys.stderr)
-            bar.total = total
-            bar.update(done - bar.n)
-            return
-        step = max(1, total // 10)
-        if done == total or done - self._last.get(stage, 0) >= step:
-            self._last[stage] = done
-            print(f"{stage}: {done}/{total}", file=sys.stderr)
-
-    def __exit__(self, *exc):
-        for bar in self._bars.values():
-            bar.close()
-        return False
 
 
 if __name__ == "__main__":

@@ -153,7 +153,7 @@ class UseCases(containers.DeclarativeContainer):
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
-        history=history, clock=clock, before_search=before_search)
+        history=history, clock=clock, before_search=before_search, board=progress)
 
 
 class Application(containers.DeclarativeContainer):

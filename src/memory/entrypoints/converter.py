@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 from cattrs import Converter
 
-from memory.domain.evidence import AppliedScope, EvidenceItem
+from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.graph import GraphPath
 from memory.domain.refresh import GenerationInfo, RefreshReport, ValidationReport
@@ -34,6 +34,8 @@ SPARSE: dict[type, tuple[str, ...]] = {
     AppliedScope: ("root_scope", "repository", "project", "ticket", "path_prefix",
                    "query_tickets", "inferred"),
     Explanation: ("identity",),  # only when an identity was asked about
+    EvidenceItem: ("cut_lines",),  # only on an item cut to fit the budget
+    EvidencePacket: ("leads",),  # only when a question memory cannot answer has some
 }
 FLOAT_DIGITS = 6
 

@@ -9,19 +9,21 @@ from pathlib import Path
 
 from attrs import evolve
 
-from memory.application.evaluation import summarize
+from memory.application.evaluation import (FOLD_METRICS, CrossValidation, control_band,
+                                           cross_validate, sampling_band, split_folds,
+                                           summarize)
 from memory.domain.errors import InvalidRequest
 from memory.domain.scope import ScopeFilter, StatusFilter
 
 SCOPE_KEYS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 
 
-def load_queries(path: str) -> list[dict]:
+def load_queries(path: str, what: str = "queries") -> list[dict]:
     try:
         with open(path, encoding="utf-8") as f:
             return [json.loads(line) for line in f if line.strip()]
     except (OSError, json.JSONDecodeError) as exc:
-        raise InvalidRequest(f"cannot read queries from {path}: {exc}") from exc
+        raise InvalidRequest(f"cannot read {what} from {path}: {exc}") from exc
 
 
 def scope_of(query: dict) -> dict:
@@ -71,6 +73,41 @@ def render(summary: dict, ks: list[int]) -> str:
     return "\n".join(out)
 
 
+def load_results(path: str) -> dict[str, dict]:
+    """A results file (score.py format: one {"qid", "hits", ...} a line), by qid."""
+    return {r["qid"]: r for r in load_queries(path, "results")}
+
+
+def render_folds(cv: CrossValidation, key: str, control: dict[str, float] | None,
+                 sampling: dict[str, float]) -> str:
+    """Each figure as the mean over folds, its spread (sd, lowest and highest fold), and
+    beside it the noise bands a difference must clear to mean anything."""
+    chosen = sorted({f.chosen for f in cv.folds})
+    out = [f"leave-one-out over {len(cv.folds)} folds by {key} "
+           f"(settings chosen on the other folds: {', '.join(chosen)})",
+           "| group | " + " | ".join(f"{m} mean ± sd [min-max]" for m in FOLD_METRICS) + " |",
+           "|---" * (len(FOLD_METRICS) + 1) + "|"]
+    for group in cv.groups():
+        cells = []
+        for m in FOLD_METRICS:
+            f = cv.figure(group, m)
+            digits = 1 if m.startswith("L@") else 3
+            cells.append("n/a" if f is None else
+                         f"{f.mean:.{digits}f} ± {f.sd:.{digits}f} "
+                         f"[{f.low:.{digits}f}-{f.high:.{digits}f}]")
+        out.append(f"| {group} | " + " | ".join(cells) + " |")
+    out.append("per fold (all): " + ", ".join(
+        f"{f.fold} EH@5 {f.summary['groups']['all']['EH@5']:.3f}" for f in cv.folds
+        if "all" in f.summary["groups"]))
+    band = ", ".join(f"{m} {v:.3f}" for m, v in sampling.items())
+    out.append(f"sampling band (half of the central 90 % of fold means, questions redrawn): {band}")
+    out.append("control band (largest per-fold difference from the --control run): " +
+               (", ".join(f"{m} {v:.3f}" for m, v in control.items()) if control is not None
+                else "no control run given (--control RESULTS: the same settings run again, "
+                     "e.g. from a cold state)"))
+    return "\n".join(out)
+
+
 def run_eval(args, settings) -> int:
     from memory.entrypoints.container import build
     ks = sorted({int(k) for k in args.k.split(",")} | {5})
@@ -97,5 +134,16 @@ def run_eval(args, settings) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(render(summary, ks))
+        print(_fold_report(args, queries, results, ks))
     print(f"{len(queries)} queries, signals: {','.join(sorted(signals))}", file=sys.stderr)
     return 0
+
+
+def _fold_report(args, queries: list[dict], results: dict[str, dict], ks: list[int]) -> str:
+    key = getattr(args, "folds", "project") or "project"
+    if key == "none" or len(split_folds(queries, key)) < 2:
+        return ""
+    control = control_band(queries, results, load_results(args.control), ks, key) \
+        if getattr(args, "control", None) else None
+    cv = cross_validate(queries, {"the settings run": results}, ks, key)
+    return "\n" + render_folds(cv, key, control, sampling_band(queries, results, ks, key))

@@ -2,13 +2,14 @@
 
 Many clients show the model only this text, so it states everything that changes what
 the results mean: the scope and where each filter came from, freshness, no-answer and
-why, warnings, and each item's citation. Every name is escaped (text_safety.shown): a
+why, warnings, and each item's citation (with the lines the budget cut), and leads for a
+question memory cannot answer, marked as such. Every name is escaped (text_safety.shown): a
 title cannot start a line of its own.
 """
 
 from __future__ import annotations
 
-from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
+from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
 from memory.domain.explanation import ExplainedCandidate, Explanation, IdentityExplanation
 from memory.entrypoints.text_safety import shown
 
@@ -46,16 +47,29 @@ def packet_text(packet: EvidencePacket, snippet_lines: int = 6) -> str:
         out.append(f"no answer: {shown(packet.no_answer_reason or 'nothing relevant enough')}")
     out += warning_lines(packet.warnings)
     for n, item in enumerate(packet.items, 1):
-        inner = item.heading.removeprefix(item.title).removeprefix(" > ")
-        heading = f" > {shown(inner)}" if inner else ""
-        out.append(f"{n}. {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]")
-        body = item.text.split("\n")
-        out += [f"     {shown(line)}" for line in body[:snippet_lines]]
-        if len(body) > snippet_lines:
-            out.append(f"     ... ({len(body) - snippet_lines} more lines)")
+        out += _item_lines(f"{n}.", item, snippet_lines)
+    if packet.leads:
+        out.append(f"leads ({len(packet.leads)}, not answers: notes near the question, "
+                   "never the value asked for):")
+    for n, item in enumerate(packet.leads, 1):
+        out += _item_lines(f"lead {n}.", item, snippet_lines)
     if not packet.items and not packet.no_answer:
         out.append("nothing found")
     return "\n".join(out)
+
+
+def _item_lines(label: str, item: EvidenceItem, snippet_lines: int) -> list[str]:
+    inner = item.heading.removeprefix(item.title).removeprefix(" > ")
+    heading = f" > {shown(inner)}" if inner else ""
+    cut = f"  [cut to fit: line {', '.join(map(str, item.cut_lines))}]" if item.cut_lines else ""
+    dated = f"  dated {shown(item.date)}" if item.date else ""
+    out = [f"{label} {shown(item.citation)}  {shown(item.title)}{heading}  [{item.status}]"
+           f"{dated}{cut}"]
+    body = item.text.split("\n")
+    out += [f"     {shown(line)}" for line in body[:snippet_lines]]
+    if len(body) > snippet_lines:
+        out.append(f"     ... ({len(body) - snippet_lines} more lines)")
+    return out
 
 
 def explain_text(e: Explanation) -> str:

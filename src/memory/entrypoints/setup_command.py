@@ -56,24 +56,32 @@ def ensure_root(root: Path) -> bool:
 
 
 def run_setup(args) -> int:
-    from memory.entrypoints.clients import entry_name
-    root = Path(args.root or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
-    root = root.expanduser().resolve()
-    try:
-        entry_name(args.name)  # refused before anything is created
+    from memory.entrypoints.clients import entry_name, remote_server
+    try:  # refused before anything is created
+        entry_name(args.name)
+        remote = remote_server(shared=args.shared, url=args.url, token_env=args.token_env)
+        if remote and args.root:
+            raise ValueError("--url registers a server on another machine, --root a memory "
+                             "folder on this one: give one of them")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not args.uninstall and not args.dry_run:
+    root = None if remote else _memory_root(args.root)
+    if root is not None and not args.uninstall and not args.dry_run:
         created = ensure_root(root)
         print(f"memory root: {root}{' (created)' if created else ''}", file=sys.stderr)
         if not args.skip_index:
             status = _index_and_prove(root)
             if status:
                 return status
-    if args.install_clients or args.uninstall or args.clients:
-        return _clients(args, root)
+    if args.install_clients or args.uninstall or args.clients or args.shared or remote:
+        return _clients(args, root, remote)
     return 0
+
+
+def _memory_root(given: str | None) -> Path:
+    root = Path(given or os.environ.get("AI_MEMORY_ROOT") or default_memory_root())
+    return root.expanduser().resolve()
 
 
 def _index_and_prove(root: Path) -> int:
@@ -90,7 +98,7 @@ def _index_and_prove(root: Path) -> int:
     return 0 if health.healthy else 1
 
 
-def _clients(args, root: Path) -> int:
+def _clients(args, root: Path | None, remote) -> int:
     from memory.entrypoints.clients import (
         CLIENT_NAMES, LauncherNotFound, install_clients, setup_paths,
     )
@@ -100,6 +108,7 @@ def _clients(args, root: Path) -> int:
         results = install_clients(
             home=paths.home, platform=paths.platform, env=paths.env, command=paths.command,
             memory_root=root, skill_dir=paths.skill, clients=clients, name=args.name,
+            shared=args.shared, url=args.url, token_env=args.token_env,
             dry_run=args.dry_run, uninstall=args.uninstall)
     except (ValueError, LauncherNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -107,6 +116,8 @@ def _clients(args, root: Path) -> int:
     _report(results, args.dry_run)
     if not args.uninstall:
         _explain(paths.command, results, clients)
+        if remote is not None:
+            _explain_token(remote, paths.env)
     return 1 if any(r.action == "error" for r in results) else 0
 
 
@@ -134,3 +145,21 @@ def _explain(command: tuple[str, ...], results, clients: list[str] | None) -> No
         print(f"note: this ran in uv's throw-away cache environment, so clients start "
               f"`{shlex.join(command)}`, which rebuilds it from uv's cache without network; "
               "`uv tool install` gives a lasting install", file=sys.stderr)
+
+
+def _explain_token(remote, env) -> None:
+    """What the entries need at connect time that setup cannot write: the token itself."""
+    if remote.token_env is None:
+        if not remote.on_this_machine:
+            print(f"note: {remote.url} is on another machine, whose server requires "
+                  "authentication. Clients that do OAuth sign in on first use (server run with "
+                  "--auth oauth); for API tokens (--auth tokens) put yours in an environment "
+                  "variable and register again with it, e.g. `export AI_MEMORY_TOKEN=aim_...` "
+                  f"then `ai-memory setup --url {remote.url} --token-env AI_MEMORY_TOKEN`",
+                  file=sys.stderr)
+        return
+    if not env.get(remote.token_env, "").strip():
+        print(f"note: ${remote.token_env} is not set here; each client reads it from its own "
+              f"environment when it connects: set it where they start (your shell profile; "
+              "apps started from the desktop may need it in their login environment)",
+              file=sys.stderr)

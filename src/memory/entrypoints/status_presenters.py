@@ -44,7 +44,8 @@ def health_text(h: Health) -> str:
         + f"; changed since: +{changed.added} ~{changed.modified} -{changed.removed}"
         + ("; older than the newest note edit" if idx.older_than_sources else ""),
         "graph: " + _generation(graph.generation, graph.generation and
-                                f"{graph.generation.nodes} nodes, {graph.generation.edges} edges"),
+                                f"{graph.generation.nodes} nodes, {graph.generation.edges} edges")
+        + (f"; behind the index by {graph.behind_index} notes" if graph.behind_index else ""),
         f"embedder: {shown(emb.model_id)} [{shown(emb.state)}]; semantic search "
         f"{'on' if emb.semantic_search else 'off'}",
         f"self-check: {'ok' if h.self_check.ok else 'FAILED'}: {shown(h.self_check.detail)}",

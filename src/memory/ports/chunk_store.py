@@ -1,4 +1,7 @@
-"""ChunkStore: lexical search and note lookup over the current index generation."""
+"""ChunkStore: lexical search and note lookup over the generation a reader sees.
+
+Every value returned is what was written: damage is a StoreError, never other text.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""IndexGenerations: staging, validating and publishing immutable index generations."""
+"""IndexGenerations: staging, validating and publishing index generations.
+
+A generation is one committed state of the index, named by an id that packets and health
+carry. Readers see whole generations only; a stage becomes visible all at once when it is
+published, and a stage that is discarded (or whose process dies) never becomes visible.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +56,7 @@ class IndexStage(Protocol):
 
     def publish(self, model_id: str | None, dimension: int | None,
                 validation: Mapping, chunking: str | None = None) -> GenerationInfo:
-        """Seal the stage and make it current by atomic pointer replacement."""
+        """Seal the stage and make it current, atomically for every reader."""
 
     def discard(self) -> None:
         """Throw the stage away; the current generation stays as it was."""
@@ -63,14 +68,19 @@ class IndexGenerations(Protocol):
         """The published generation readers use, switching if another process published."""
 
     def stage(self, base: str | None) -> IndexStage:
-        """Start a new generation as a copy of base (or empty when None)."""
+        """Start a new generation holding what base holds (empty when None), to be edited.
+
+        base must be the current generation; an adapter may edit it in place inside one
+        transaction, so at most one stage is open at a time (the refresh lock)."""
 
     def collect(self, keep: int, grace_seconds: float) -> list[str]:
-        """Delete old generations and stale stages; return what was removed."""
+        """Delete what no reader needs any more (superseded states beyond `keep`, stale
+        stages) once grace_seconds old; return what was removed."""
 
     def check_current(self) -> list[str]:
-        """Problems with the current generation (missing, corrupt); empty when fine."""
+        """Problems with what serves (missing, damaged, an older copy serving instead);
+        empty when fine. Cheap: a refresh calls it every time."""
 
     def steady(self) -> AbstractContextManager[None]:
-        """Within it, this thread's reads keep the generation they found without looking
-        for a newer one on every call (the caller checks once, after)."""
+        """Within it, this thread's reads see one generation (a pinned snapshot), however
+        many are published meanwhile; the caller checks once, after, which one it was."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,9 +107,9 @@ def test_stage_add_publish_and_read_back(gens, state):
     assert (info.notes, info.chunks, info.vectors, info.dimension, info.model_id) == (
         2, 3, 3, DIM, "test-model")
     current = gens.current()
-    assert current.id == info.id == stage.id and current.schema_version == 1
+    assert current.id == info.id == stage.id and current.schema_version == 2
     assert dict(current.manifest) == {rich.note.path: entry(rich), plain.note.path: entry(plain)}
-    assert (state / "index" / f"gen-{info.id}.sqlite").is_file()
+    assert (state / "index" / f"index-{info.id}.sqlite").is_file()
     assert not list((state / "index" / "staging").iterdir())
 
     store = SqliteChunkStore(SqliteIndex(state))
@@ -222,7 +222,13 @@ def test_discard_leaves_current_unchanged(gens, state):
     assert not list((state / "index" / "staging").iterdir())
 
 
+def live_file(state) -> Path:
+    return state / "index" / json.loads((state / "index" / "CURRENT").read_text())["file"]
+
+
 def test_corrupt_current_is_reported_and_readers_survive(gens, state):
+    """The full build leaves a last-good copy; an incremental publish edits the live file.
+    Garbage over the live file: every reader stops serving it and serves the copy."""
     first = publish(gens, [make_doc("one", "shared words first")])
     second = publish(gens, [make_doc("two", "shared words second")], base=first.id)
     reader = SqliteIndex(state)
@@ -231,23 +237,28 @@ def test_corrupt_current_is_reported_and_readers_survive(gens, state):
     opened = SqliteIndex(state)  # opened the file, has read nothing from it yet
     assert SqliteGenerations(opened).current().id == second.id
 
-    (state / "index" / f"gen-{second.id}.sqlite").write_bytes(b"garbage" * 5000)
-    # A published file never changes: the changed one is retired before anything reads it.
+    path = live_file(state)
+    path.write_bytes(b"garbage" * 5000)
+    # Changed behind its refresher's back: checked, failed, retired before anything reads it.
     assert [h.note.memory_id for h in SqliteChunkStore(opened).search("shared", ANY, 5)] == ["one"]
-    assert any(second.id in p for p in opened.check_current())
-    try:  # the reader that had it open may fail once, but only with our error
-        store.search("shared", ANY, 5)
-    except StoreError:
-        pass
-    assert any(second.id in p for p in reader.check_current())
-    assert store.search("shared", ANY, 5) is not None
+    assert any(path.name in p for p in opened.check_current())
+    assert [h.note.memory_id for h in store.search("shared", ANY, 5)] == ["one"]
+    assert any(path.name in p for p in reader.check_current())
 
     fresh = SqliteIndex(state)
     problems = fresh.check_current()
-    assert any(second.id in p for p in problems)
-    assert any(first.id in p for p in problems)  # says what it serves instead
+    assert any(path.name in p for p in problems)
+    assert any("last good copy" in p and first.id in p for p in problems)
     assert SqliteGenerations(fresh).current().id == first.id
     assert [h.note.memory_id for h in SqliteChunkStore(fresh).search("shared", ANY, 5)] == ["one"]
+    assert (state / "index" / "DAMAGED").is_file()  # every process learns it from the folder
+
+    rebuilt = publish(gens, [make_doc("one", "shared words first"),
+                             make_doc("two", "shared words second")])
+    assert fresh.check_current() == [] and reader.check_current() == []
+    assert SqliteGenerations(fresh).current().id == rebuilt.id
+    assert len(store.search("shared", ANY, 5)) == 2
+    assert not (state / "index" / "DAMAGED").exists()
 
 
 def test_garbage_or_dangling_pointer_keeps_serving(gens, state):
@@ -256,31 +267,37 @@ def test_garbage_or_dangling_pointer_keeps_serving(gens, state):
     store = SqliteChunkStore(reader)
     assert store.search("stable", ANY, 5)
     pointer = state / "index" / "CURRENT"
+    good = pointer.read_text()
     pointer.write_text("{not json")
     assert store.search("stable", ANY, 5)
     assert reader.check_current()
-    pointer.write_text('{"id": "x", "file": "../../etc/passwd", "created": ""}')
+    pointer.write_text('{"format": 2, "database": "x/../../etc/passwd", "created": ""}')
     assert store.search("stable", ANY, 5) and reader.check_current()
-    pointer.write_text('{"id": "gone", "file": "gen-gone.sqlite", "created": ""}')
+    pointer.write_text(json.dumps({**json.loads(good), "database": "20200101T000000Z-000000"}))
     assert any("missing" in p for p in SqliteIndex(state).check_current())
-    assert SqliteGenerations(SqliteIndex(state)).current().id == first.id
+    assert SqliteGenerations(SqliteIndex(state)).current().id == first.id  # the copy serves
 
 
-def test_collect_keeps_newest_and_current_and_removes_stale_stages(gens, state):
-    ids = []
-    for i in range(5):
-        ids.append(publish(gens, [make_doc(f"n{i}", f"note {i}")],
-                           base=ids[-1] if ids else None).id)
-        time.sleep(0.01)
-    crashed = gens.stage(ids[-1])  # a refresh that died: its stage file stays behind
+def test_collect_removes_superseded_files_and_stale_stages_after_the_grace(gens, state):
+    ids = [publish(gens, [make_doc("n0", "note 0")]).id]
+    for i in range(1, 4):  # in place: no file per generation
+        ids.append(publish(gens, [make_doc(f"n{i}", f"note {i}")], base=ids[-1]).id)
+    rebuilt = publish(gens, [make_doc("r", "rebuilt")])  # a full build: a new file
+    crashed = gens.stage(None)  # a full refresh that died: its new file stays behind
+    index = state / "index"
     assert gens.collect(keep=2, grace_seconds=3600) == []
+    assert sorted(p.name for p in index.glob("index-*.sqlite")) == sorted(
+        [f"index-{ids[0]}.sqlite", f"index-{rebuilt.id}.sqlite"])
     removed = gens.collect(keep=2, grace_seconds=0)
-    assert sorted(removed) == sorted([f"index/gen-{i}.sqlite" for i in ids[:3]]
-                                     + [f"index/staging/{crashed.id}.sqlite"])
-    left = sorted(p.name for p in (state / "index").glob("gen-*.sqlite"))
-    assert left == sorted(f"gen-{i}.sqlite" for i in ids[3:])
-    assert gens.current().id == ids[-1] and gens.check_current() == []
-    assert gens.collect(keep=0, grace_seconds=0) == [f"index/gen-{ids[3]}.sqlite"]
+    assert sorted(removed) == sorted([f"index/index-{ids[0]}.sqlite",
+                                      f"index/staging/{crashed.id}.sqlite"])
+    assert sorted(p.name for p in index.iterdir() if p.is_file()) == sorted(
+        ["CURRENT", "last-good.json", f"last-good-{rebuilt.id}.sqlite",
+         f"index-{rebuilt.id}.sqlite"] + [f"index-{rebuilt.id}.sqlite{s}"
+                                          for s in ("-wal", "-shm")
+                                          if (index / f"index-{rebuilt.id}.sqlite{s}").exists()])
+    assert gens.current().id == rebuilt.id and gens.check_current() == []
+    assert gens.collect(keep=0, grace_seconds=0) == []
 
 
 def test_stage_from_missing_base_is_a_store_error(gens):
@@ -317,13 +334,16 @@ def test_concurrent_reads_while_publishing(gens, state):
     assert len(store.search("common", ANY, 10)) == 6
 
 
-def test_pointer_replacement_is_atomic_json(gens, state):
-    info = publish(gens, [make_doc("one", "x")])
+def test_pointer_records_the_live_file_as_its_refresher_left_it(gens, state):
+    first = publish(gens, [make_doc("one", "x")])
+    second = publish(gens, [make_doc("two", "y")], base=first.id)
     data = json.loads((state / "index" / "CURRENT").read_text())
-    published = (state / "index" / f"gen-{info.id}.sqlite").stat()
-    assert data == {"id": info.id, "file": f"gen-{info.id}.sqlite", "created": info.created,
-                    "size": published.st_size, "mtime_ns": published.st_mtime_ns}
+    path = state / "index" / f"index-{first.id}.sqlite"
+    assert data == {"format": 2, "database": first.id, "file": path.name,
+                    "created": first.created, "size": path.stat().st_size,
+                    "mtime_ns": path.stat().st_mtime_ns}
     assert not [p for p in os.listdir(state / "index") if p.endswith(".tmp")]
+    assert gens.current().id == second.id
 
 
 def test_the_chunking_a_generation_was_built_with_is_recorded(gens, state):
@@ -336,14 +356,14 @@ def test_the_chunking_a_generation_was_built_with_is_recorded(gens, state):
     assert publish(gens, [make_doc("two", "more")], base=info.id).chunking is None
 
 
-def test_a_file_changed_since_its_publish_is_checked_before_it_is_served(gens, state):
-    """CURRENT records the size and mtime of the file it names. A copy (new mtime, same
-    pages) passes the check and is served; damage in the middle of the file, which the
-    header and the pages a query reads may not show, is caught by the check."""
+def test_a_file_changed_behind_its_refreshers_back_is_checked_before_it_is_served(gens, state):
+    """CURRENT records the size and mtime of the live file after its refresher's last
+    checkpoint. A copy (new mtime, same pages) passes the check and is served; damage in
+    the middle of the file, which the pages a query reads may not show, is caught."""
     first = publish(gens, [make_doc(f"n{i}", f"shared words note {i} " * 40) for i in range(40)])
     second = publish(gens, [make_doc("late", "shared words late")], base=first.id)
     pointer = json.loads((state / "index" / "CURRENT").read_text())
-    path = state / "index" / f"gen-{second.id}.sqlite"
+    path = live_file(state)
     assert (pointer["size"], pointer["mtime_ns"]) == (path.stat().st_size, path.stat().st_mtime_ns)
 
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a copy
@@ -355,5 +375,34 @@ def test_a_file_changed_since_its_publish_is_checked_before_it_is_served(gens, s
     data[len(data) // 4: len(data) * 3 // 4] = bytes(len(data) // 2)  # zeroed middle pages
     path.write_bytes(bytes(data))
     fresh = SqliteIndex(state)
-    assert SqliteGenerations(fresh).current().id == first.id
-    assert any(second.id in p for p in fresh.check_current())
+    assert SqliteGenerations(fresh).current().id == first.id  # the last-good copy
+    assert any(path.name in p for p in fresh.check_current())
+
+
+def test_readers_in_many_threads_survive_full_rebuilds(gens, state):
+    """A full rebuild switches CURRENT to a new file and the reader closes the old one
+    while other threads may be about to read it: they look again, never fail."""
+    publish(gens, [make_doc("n0", "common words")])
+    reader = SqliteIndex(state)
+    store = SqliteChunkStore(reader)
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def read():
+        try:
+            while not stop.is_set():
+                assert store.search("common words", ANY, 10)
+                SqliteGenerations(reader).current()
+        except BaseException as exc:  # recorded and asserted below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for i in range(1, 8):
+        publish(gens, [make_doc(f"n{j}", "common words") for j in range(i + 1)])
+    stop.set()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(store.search("common", ANY, 10)) == 8

@@ -218,7 +218,7 @@ def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkey
             for i in range(300)]
     vectors = {c.chunk_id: unit(i) for i, c in enumerate(c for d in docs for c in d.chunks)}
     built = Built(tmp_path, docs, vectors if judged_by == "matrix" else None)
-    assert (built.reader.refresh_view().vectors.get(wait=True) is not None) == \
+    assert (built.reader.read(lambda view: view.matrix(wait=True), None) is not None) == \
         (judged_by == "matrix")
     scopes = [ANY, ScopeFilter(), ScopeFilter(repository="r3"), ScopeFilter(ticket="OPS-1"),
               ScopeFilter(repository="r3", status=StatusFilter.ARCHIVED)]
@@ -238,10 +238,12 @@ def test_the_matrix_holds_every_vector_of_the_generation(tmp_path):
     from memory.adapters.sqlite.vector_matrix import VectorMatrix
     docs, vectors = _scoped_corpus()
     Built(tmp_path, docs, vectors)
-    view = SqliteIndex(tmp_path).refresh_view()
-    matrix = view.vectors.get(wait=True)
-    assert view.vectors.error is None and matrix is not None
+    index = SqliteIndex(tmp_path)
+    matrix, loaded = index.read(lambda view: (view.matrix(wait=True),
+                                              VectorMatrix.load(view.conn, view.seq)), None)
+    assert index.serving().vectors.error is None and matrix is not None
     assert matrix.matrix.shape == (len(vectors), DIM)
-    assert VectorMatrix.load(view.path).rowids.tolist() == matrix.rowids.tolist()
-    assert Built(tmp_path / "none", [make_doc("a", "text")]) and \
-        VectorMatrix.load(SqliteIndex(tmp_path / "none").refresh_view().path) is None
+    assert loaded.rowids.tolist() == matrix.rowids.tolist()
+    assert Built(tmp_path / "none", [make_doc("a", "text")])
+    assert SqliteIndex(tmp_path / "none").read(
+        lambda view: VectorMatrix.load(view.conn, view.seq), "unread") is None

@@ -102,25 +102,25 @@ class LiveRoot:
     # -- derived state, read only ------------------------------------------------------
 
     def index_problems(self) -> list[str]:
-        """Why the generation CURRENT names is not a complete, validated one (empty if it is)."""
-        from memory.adapters.sqlite.connection import open_published
+        """Why the live database CURRENT names is not one complete, validated generation
+        (empty if it is)."""
+        from memory.adapters.sqlite.connection import open_reader
         from memory.adapters.sqlite.schema import read_meta
-        pointer = self.index_pointer()
-        if pointer is None:
-            return ["index/CURRENT is missing"]
-        path = self.index_file(pointer["id"])
-        if pointer.get("file") != path.name or not path.is_file():
-            return [f"index/CURRENT names {pointer.get('file')!r}, not an existing generation"]
-        conn = open_published(path)
+        path = self.index_database()
+        if path is None or not path.is_file():
+            return [f"index/CURRENT names {path and path.name!r}, not an existing database"]
+        conn = open_reader(path)
         try:
+            conn.execute("BEGIN")
             integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
             meta = read_meta(conn)
             notes, manifest = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                                for t in ("notes", "manifest"))
+            conn.execute("COMMIT")
         finally:
             conn.close()
         problems = [] if integrity == ["ok"] else [f"integrity: {integrity[:3]}"]
-        if meta.get("id") != pointer["id"] or not meta.get("validation", {}).get("ok"):
+        if not meta.get("validation", {}).get("ok"):
             problems.append(f"meta of {path.name} is not a validated generation: {meta}")
         if not notes == manifest == meta.get("notes"):
             problems.append(f"{notes} notes, {manifest} manifest entries, meta says {meta}")
@@ -146,18 +146,41 @@ class LiveRoot:
     def index_pointer(self) -> dict | None:
         return _json_or_none(self.state / "index" / "CURRENT")
 
+    def last_good(self) -> dict | None:
+        return _json_or_none(self.state / "index" / "last-good.json")
+
     def graph_pointer(self) -> dict | None:
         return _json_or_none(self.state / "graph" / "CURRENT")
 
-    def index_file(self, gen_id: str) -> Path:
-        return self.state / "index" / f"gen-{gen_id}.sqlite"
+    def index_database(self) -> Path | None:
+        """The live index database CURRENT names."""
+        pointer = self.index_pointer()
+        return self.state / "index" / pointer["file"] if pointer else None
+
+    def index_id(self) -> str | None:
+        """The generation the live database holds (what a packet's generation.index names)."""
+        from memory.adapters.sqlite import SqliteGenerations, SqliteIndex
+        index = SqliteIndex(self.state)
+        try:
+            info = SqliteGenerations(index).current()
+        finally:
+            index.close()
+        return info.id if info else None
 
     def graph_file(self, gen_id: str) -> Path:
         return self.state / "graph" / f"gen-{gen_id}" / "graph.json"
 
     def index_generations(self) -> list[str]:
-        folder = self.state / "index"
-        return sorted(p.name[4:-7] for p in folder.glob("gen-*.sqlite")) if folder.is_dir() else []
+        """The generations the live database's change log still knows, oldest first."""
+        from memory.adapters.sqlite.connection import open_reader
+        path = self.index_database()
+        if path is None or not path.is_file():
+            return []
+        conn = open_reader(path)
+        try:
+            return [r[0] for r in conn.execute("SELECT id FROM generations ORDER BY seq")]
+        finally:
+            conn.close()
 
     def graph_generations(self) -> list[str]:
         folder = self.state / "graph"
@@ -173,6 +196,13 @@ class LiveRoot:
         for folder in (self.state / "index", self.state / "graph"):
             if folder.is_dir():
                 found += sorted(folder.glob(".CURRENT.*"))
+        index = self.state / "index"
+        if index.is_dir():
+            found += sorted(p for p in index.glob(".*.tmp") if not p.name.startswith(".CURRENT."))
+            live = self.index_database()
+            # A full build renamed into place whose refresh died before CURRENT named it.
+            found += sorted(p for p in index.glob("index-*.sqlite")
+                            if live is not None and p.name > live.name)
         return found
 
     def age_leftovers(self, seconds: float) -> None:

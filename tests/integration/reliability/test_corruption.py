@@ -1,7 +1,9 @@
-"""Guarantee 3: a damaged current generation (truncated or garbage index file, damaged
-graph.json, a pointer naming a missing file or holding garbage) is reported by health,
-never crashes a tool, searches serve the previous good generation (or say a refresh is
-needed), and one `refresh` publishes a good generation again.
+"""Guarantee 3: a damaged index (truncated or garbage database, garbage pages, bytes
+flipped with the file's size and mtime kept, a pointer naming a missing file or holding
+garbage), a damaged graph.json or a damaged embedding cache is reported by health, never
+crashes a tool, never serves wrong text (every item cites the lines of a note as written),
+searches serve a good state (the last-good copy) or say a refresh is needed, and one
+`refresh` publishes a good generation again.
 
 Each case runs against a server that had the good generation open when the damage
 happened, and against one started after it (a fresh process).
@@ -10,9 +12,13 @@ happened, and against one started after it (a fresh process).
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 
 import anyio
+import apsw
+import numpy as np
 import pytest
 from live_root import LiveRoot
 from mcp import Client
@@ -40,34 +46,62 @@ def garble(path) -> None:
     path.write_bytes(random.Random(7).randbytes(size))
 
 
-def damage_index_truncated(root: LiveRoot) -> str:
-    truncate(root.index_file(root.index_pointer()["id"]))
-    return root.index_pointer()["id"]
+def damage_index_truncated(root: LiveRoot) -> None:
+    truncate(root.index_database())
 
 
-def damage_index_tail_truncated(root: LiveRoot) -> str:
-    truncate(root.index_file(root.index_pointer()["id"]), keep=0.9)
-    return root.index_pointer()["id"]
+def damage_index_tail_truncated(root: LiveRoot) -> None:
+    truncate(root.index_database(), keep=0.9)
 
 
-def damage_index_garbage(root: LiveRoot) -> str:
-    garble(root.index_file(root.index_pointer()["id"]))
-    return root.index_pointer()["id"]
+def damage_index_garbage(root: LiveRoot) -> None:
+    garble(root.index_database())
 
 
-def damage_index_pages_garbage(root: LiveRoot) -> str:
+def damage_index_pages_garbage(root: LiveRoot) -> None:
     """Garbage over the middle of the file: the header and early pages still read fine."""
-    path = root.index_file(root.index_pointer()["id"])
+    path = root.index_database()
     data = bytearray(path.read_bytes())
     middle = slice(len(data) // 4, len(data) * 3 // 4)
     data[middle] = random.Random(11).randbytes(middle.stop - middle.start)
     path.write_bytes(bytes(data))
-    return root.index_pointer()["id"]
+
+
+def flip_bytes(path, count: int = 400, seed: int = 5) -> None:
+    """Flip `count` bytes at random places, then give the file its size and mtime back:
+    nothing but the bytes themselves says it changed."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    rng = random.Random(seed)
+    for at in rng.sample(range(len(data)), min(count, len(data))):
+        data[at] ^= rng.randrange(1, 256)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def damage_index_flipped_bytes_mtime_kept(root: LiveRoot) -> None:
+    flip_bytes(root.index_database())
+
+
+def damage_index_text_byte_mtime_kept(root: LiveRoot) -> None:
+    """One byte of a note's text made invalid UTF-8 wherever the file holds it: the pages
+    are sound, only the rows say it (a UnicodeDecodeError once took every tool down)."""
+    path = root.index_database()
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    needle = b"cache expires entries"
+    at = data.find(needle)
+    assert at >= 0
+    while at >= 0:
+        data[at + 2] ^= 0x80
+        at = data.find(needle, at + 1)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def damage_index_pointer_missing_file(root: LiveRoot) -> None:
-    pointer = {**root.index_pointer(), "id": "20200101T000000Z-000000",
-               "file": "gen-20200101T000000Z-000000.sqlite"}
+    pointer = {**root.index_pointer(), "database": "20200101T000000Z-000000",
+               "file": "index-20200101T000000Z-000000.sqlite"}
     root.write(".ai-memory/index/CURRENT", json.dumps(pointer))
 
 
@@ -88,19 +122,26 @@ def damage_graph_pointer_missing_generation(root: LiveRoot) -> None:
 
 
 INDEX_DAMAGE = [damage_index_truncated, damage_index_tail_truncated, damage_index_garbage,
-                damage_index_pages_garbage, damage_index_pointer_missing_file,
+                damage_index_pages_garbage, damage_index_flipped_bytes_mtime_kept,
+                damage_index_text_byte_mtime_kept, damage_index_pointer_missing_file,
                 damage_index_pointer_garbage]
+# Nothing but the bytes says so: a server that read the pages before still holds them
+# whole in memory and answers right; it learns of the damage from the one that checks.
+SILENT = {damage_index_flipped_bytes_mtime_kept, damage_index_text_byte_mtime_kept}
 GRAPH_DAMAGE = [damage_graph_truncated, damage_graph_garbage,
                 damage_graph_pointer_missing_generation]
 
 
 @pytest.fixture
 def root(tmp_path, embedder) -> LiveRoot:
-    """Two good generations of index and graph: the newer is the one damaged."""
+    """Two good graph generations and two index generations in the live database (the
+    last-good copy holds the older): the newer ones are damaged."""
     root = LiveRoot.create(tmp_path / "memory", NOTES)
     root.service(embedder).refresh("full")
     root.write("Decisions/Retries.md", "# Retries\n\nRetry idempotent calls twice.\n")
     root.service(embedder).refresh("full")
+    root.write("Decisions/Budgets.md", "# Budgets\n\nThe cache budget is two gigabytes.\n")
+    root.service(embedder).refresh("index")
     assert len(root.index_generations()) == 2 and len(root.graph_generations()) == 2
     return root
 
@@ -125,21 +166,34 @@ async def every_tool(service) -> dict[str, object]:
     return out
 
 
-def check_damaged(results: dict, good: set[str], index_damaged: bool) -> None:
+def wrong_text(root: LiveRoot, packet: dict) -> list[str]:
+    """Items whose text is not the cited lines of their note as it is on disk."""
+    wrong = []
+    for item in packet["items"]:
+        lines = root.read_lines(item["path"])
+        cited = "\n".join(lines[item["start_line"] - 1:item["end_line"]])
+        if item["text"] != cited:
+            wrong.append(f"{item['citation']}: {item['text'][:60]!r} is not {cited[:60]!r}")
+    return wrong
+
+
+def check_damaged(root: LiveRoot, results: dict, index_damaged: bool,
+                  silent: bool = False) -> None:
     health = results["memory_health"]
     assert isinstance(health, dict), health
-    if index_damaged:
+    if index_damaged and not silent:
         assert health["healthy"] is False and health["index"]["problems"], health
-    else:
+    elif not index_damaged:
         assert health["graph"]["problems"], health
     packet = results["memory_search"]
     assert isinstance(packet, dict), packet
+    assert wrong_text(root, packet) == []
     if index_damaged:
-        # A good generation answers (the previous one if the current file is damaged),
+        # A good state answers (the last-good copy, when the live database is damaged),
         # or the packet says to refresh.
-        served = packet["generation"]["index"] in good and packet["items"]
+        served = packet["generation"]["index"] and packet["items"]
         assert served or any("refresh" in w for w in packet["warnings"]), \
-            (good, packet["generation"], len(packet["items"]), packet["warnings"])
+            (packet["generation"], len(packet["items"]), packet["warnings"])
     else:
         assert packet["items"] and packet["generation"]["index"]
     for name in ("memory_neighbors", "memory_path"):
@@ -148,12 +202,14 @@ def check_damaged(results: dict, good: set[str], index_damaged: bool) -> None:
 
 
 async def damaged_then_repaired(root: LiveRoot, embedder, damage, index_damaged: bool) -> None:
-    good = set(root.index_generations())
     serving = root.service(embedder)
     await every_tool(serving)  # opens the good generations, as a running server has
-    good.discard(damage(root))
-    for service in (serving, root.service(embedder)):  # a running server, then a fresh one
-        check_damaged(await every_tool(service), good, index_damaged)
+    damage(root)
+    silent = damage in SILENT
+    check_damaged(root, await every_tool(serving), index_damaged, silent)
+    check_damaged(root, await every_tool(root.service(embedder)), index_damaged)
+    if silent:  # the fresh server's check retired the file for the running one too
+        check_damaged(root, await every_tool(serving), index_damaged)
     # The plain (index) refresh repairs the index; the graph needs a full one.
     mode = "index" if index_damaged else "full"
     report = await anyio.to_thread.run_sync(lambda: root.refresh(mode))
@@ -162,8 +218,9 @@ async def damaged_then_repaired(root: LiveRoot, embedder, damage, index_damaged:
     for service in (serving, root.service(embedder)):
         results = await every_tool(service)
         assert results["memory_health"]["healthy"], results["memory_health"]
-        assert results["memory_search"]["generation"]["index"] == root.index_pointer()["id"]
+        assert results["memory_search"]["generation"]["index"] == root.index_id()
         assert results["memory_search"]["items"]
+        assert wrong_text(root, results["memory_search"]) == []
         assert isinstance(results["memory_neighbors"], dict), results["memory_neighbors"]
 
 
@@ -180,13 +237,85 @@ async def test_a_damaged_graph_is_reported_served_around_and_repaired(root, embe
 
 
 @pytest.mark.anyio
-async def test_the_only_generation_damaged_says_to_refresh(tmp_path, embedder):
+async def test_no_good_state_left_says_to_refresh(tmp_path, embedder):
+    """The live database and its last-good copy both damaged: nothing is served."""
     root = LiveRoot.create(tmp_path / "memory", NOTES)
     root.service(embedder).refresh("full")
     damage_index_garbage(root)
+    flip_bytes(root.state / "index" / root.last_good()["file"])
     results = await every_tool(root.service(embedder))
     packet = results["memory_search"]
     assert packet["items"] == [] and any("refresh" in w for w in packet["warnings"]), packet
     assert results["memory_health"]["healthy"] is False
     assert root.refresh("index")["ok"]
     assert root.index_problems() == []
+
+
+def index_vectors(root: LiveRoot) -> dict[str, list[float]]:
+    """chunk text -> the vector the live index holds for it."""
+    from memory.adapters.sqlite.connection import open_reader
+    conn = open_reader(root.index_database())
+    try:
+        rows = conn.execute("SELECT c.text, c.context, v.embedding FROM chunks c "
+                            "JOIN chunk_vectors v ON v.rowid = c.rowid").fetchall()
+    finally:
+        conn.close()
+    return {(context, text): list(np.frombuffer(blob, dtype=np.float32))
+            for text, context, blob in rows}
+
+
+def assert_vectors_are_the_models(root: LiveRoot, embedder) -> None:
+    from memory.adapters.markdown import MarkdownNoteSource
+    source = MarkdownNoteSource(str(root.path))
+    chunks = [c for path in source.scan().files for c in source.load(path).chunks]
+    stored = index_vectors(root)
+    fresh = embedder.embed_documents([c.indexed_text for c in chunks])
+    assert len(stored) == len(chunks)
+    for chunk, vector in zip(chunks, fresh):
+        held = np.asarray(stored[(chunk.context, chunk.text)])
+        cosine = float(held @ np.asarray(vector)) / float(np.linalg.norm(held)
+                                                          * np.linalg.norm(vector))
+        assert cosine > 0.9999, (chunk.chunk_id, cosine)
+
+
+@pytest.mark.parametrize("damage", ["flipped-bytes-mtime-kept", "garbage"])
+def test_a_damaged_embedding_cache_is_a_miss_never_a_wrong_vector(tmp_path, embedder, damage):
+    root = LiveRoot.create(tmp_path / "memory", NOTES)
+    assert root.service(embedder).refresh("full").ok
+    cache = root.state / "cache" / "embeddings.sqlite"
+    checkpoint = apsw.Connection(str(cache))  # as a server leaves it on exit: all in the file
+    checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    checkpoint.close()
+    if damage == "garbage":
+        garble(cache)
+    else:
+        flip_bytes(cache, count=60, seed=3)
+    root.write("Decisions/Retries.md", "# Retries\n\nRetry idempotent calls twice.\n")
+    service = root.service(embedder)
+    for mode in ("index", "full"):
+        report = service.refresh(mode)
+        assert report.ok, report.as_dict()
+        assert_vectors_are_the_models(root, embedder)
+    packet = service.search("atlas cache expires entries")
+    assert packet.items and packet.items[0].path == "Repos/atlas/Notes/Caching.md"
+
+
+@pytest.mark.anyio
+async def test_removing_the_state_folder_under_a_running_server(tmp_path, embedder):
+    root = LiveRoot.create(tmp_path / "memory", NOTES)
+    serving = root.service(embedder)
+    assert serving.refresh("full").ok
+    assert (await every_tool(serving))["memory_search"]["items"]
+    shutil.rmtree(root.state)
+    results = await every_tool(serving)
+    packet = results["memory_search"]
+    assert packet["items"] == [] and packet["generation"]["index"] is None, packet
+    assert any("refresh" in w for w in packet["warnings"]), packet["warnings"]
+    health = results["memory_health"]
+    assert health["healthy"] is False and health["index"]["generation"] is None, health
+    assert any(str(root.state / "index") in p for p in health["index"]["problems"]), health
+    assert await anyio.to_thread.run_sync(lambda: serving.refresh("index").ok)
+    results = await every_tool(serving)
+    assert results["memory_health"]["healthy"], results["memory_health"]
+    assert results["memory_search"]["items"]
+    assert wrong_text(root, results["memory_search"]) == []

@@ -1,6 +1,8 @@
 """Guarantee 2: a refresh killed with SIGKILL at any point (index and full mode) leaves the
-last good generations serving, never publishes a partial one, and what it left behind
-(staging files, pointer temp files, the lock, a graph build) is gone after the next refresh.
+last good generations serving, never publishes a partial one (an incremental refresh's
+uncommitted transaction is discarded, a full build's new file is never named by CURRENT),
+and what it left behind (staging files, pointer temp files, the lock, a graph build) is
+gone after the next refresh.
 
 Scale with AI_MEMORY_CRASH_TRIALS; AI_MEMORY_SEED picks the kill points.
 """
@@ -73,7 +75,7 @@ def assert_serving(root: LiveRoot, service, query: str) -> None:
     assert root.index_problems() == []
     assert root.graph_problems() == []
     packet = service.search(query)
-    assert packet.generation.index == root.index_pointer()["id"]
+    assert packet.generation.index == root.index_id()
     assert packet.items, packet
     health = service.health()
     assert health.index.problems == (), health.index
@@ -94,14 +96,14 @@ def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
     for trial in range(TRIALS):
         mode = ("index", "full")[trial % 2]
         edit(root, trial)
-        before = root.index_pointer()["id"]
+        before = root.index_id()
         process = root.spawn_refresh(mode, force=rng.random() < 0.25)
         time.sleep(rng.uniform(0.02, 1.05) * spans[mode])
         family = kill(process.pid)
         code = process.wait()
         seen["killed" if code == -signal.SIGKILL else "finished before the kill"] += 1
         seen["killed after publishing"] += code == -signal.SIGKILL \
-            and root.index_pointer()["id"] != before
+            and root.index_id() != before
         seen["left staging or temp files"] += bool(root.leftovers())
         assert_serving(root, service, "vault rotates keys")
         with FileRefreshLock(root.state).hold(0.0):  # the dead holder's lock is free at once

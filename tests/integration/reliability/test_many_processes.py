@@ -18,7 +18,7 @@ from live_root import LiveRoot
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from memory.adapters.sqlite.view import load_manifest
+from memory.adapters.sqlite import SqliteGenerations, SqliteIndex
 
 SERVERS = int(os.environ.get("AI_MEMORY_SERVERS", "4"))
 ROUNDS = int(os.environ.get("AI_MEMORY_ROUNDS", "10"))
@@ -49,11 +49,12 @@ def marker(round_no: int) -> str:
 
 
 class Published:
-    """Every version of every note written, and what each generation file says it holds.
+    """Every version of every note written, and what each generation says it holds.
 
     Servers index edits before a search by themselves (read-your-writes), so generations
     are published by them as well as by the refresh process: each generation's manifest
-    (path -> content hash) says which written version of a note it must cite.
+    (path -> content hash, as the index's change log gives it back) says which written
+    version of a note it must cite.
     """
 
     def __init__(self, root: LiveRoot):
@@ -66,11 +67,17 @@ class Published:
         self.versions[hashlib.sha256(text.encode("utf-8")).hexdigest()] = text.split("\n")
 
     def look(self) -> None:
-        """Read the manifest of every generation file not seen yet (before collection)."""
-        for gen_id in self.root.index_generations():
-            if gen_id not in self.manifests:
-                entries = load_manifest(self.root.index_file(gen_id))
-                self.manifests[gen_id] = {p: e.content_hash for p, e in entries.items()}
+        """Read the manifest of every generation not seen yet (while the log holds it)."""
+        index = SqliteIndex(self.root.state)
+        generations = SqliteGenerations(index)
+        try:
+            for gen_id in self.root.index_generations():
+                if gen_id not in self.manifests:
+                    entries = generations.manifest_of(gen_id)
+                    assert entries is not None, gen_id
+                    self.manifests[gen_id] = {p: e.content_hash for p, e in entries.items()}
+        finally:
+            index.close()
 
     def problems_with(self, packet: dict) -> list[str]:
         gen = packet["generation"]["index"]

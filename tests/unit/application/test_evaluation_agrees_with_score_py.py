@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.application.evaluation import percentile, score_query, summarize
+from memory.application.evaluation import cross_validate, percentile, score_query, summarize
 
 SCORE_PY = Path(__file__).resolve().parents[4] / "shared" / "eval" / "score.py"
 
@@ -56,3 +56,29 @@ def test_per_query_and_summary_metrics_match(reference, seed):
             assert ours[group][key] == pytest.approx(value), (group, key)
     latencies = [r["latency_ms"] for r in results]
     assert percentile(latencies, 95) == reference.percentile(latencies, 95)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_held_out_fold_agrees_with_score_py_on_its_questions(reference, seed):
+    rng = random.Random(seed)
+    queries, results = [], {}
+    for i in range(80):
+        project = rng.choice("abcde")
+        q = {"qid": f"q{i}", "project": project, "category": rng.randint(1, 4),
+             "evidence": [{"path": f"{project}.md", "line": rng.randint(1, 40)}]}
+        queries.append(q)
+        results[q["qid"]] = {"qid": q["qid"], "hits": [
+            {"path": f"{project if rng.random() < 0.7 else 'z'}.md", "start_line": s,
+             "end_line": s + rng.randint(0, 11)}
+            for s in (rng.randint(1, 40) for _ in range(rng.randint(0, 10)))]}
+    cv = cross_validate(queries, {"only": results}, [1, 3, 5, 10])
+    for fold in cv.folds:
+        mine = [q for q in queries if q["project"] == fold.fold]
+        table, _ = reference.score(mine, [results[q["qid"]] for q in mine], [1, 3, 5, 10])
+        for group, row in table.items():
+            for key, value in row.items():
+                if not key.endswith("_ms"):
+                    assert fold.summary["groups"][group][key] == pytest.approx(value)
+    assert cv.figure("all", "EH@5").mean == pytest.approx(
+        sum(summarize([q for q in queries if q["project"] == f.fold], results, [1, 3, 5, 10])
+            ["groups"]["all"]["EH@5"] for f in cv.folds) / len(cv.folds))

@@ -189,3 +189,52 @@ def test_default_repository_is_inferred_but_explicit_wins():
     explicit = w.service.search("retry payment webhook budget backoff", repository="beta")
     assert paths(explicit)[0] == "Repos/beta/Notes/Retry.md"
     assert explicit.scope.inferred == {}
+
+
+def standups():
+    return [make_doc(f"Projects/Ops/standup-{day}.md",
+                     f"# Standup {day}\n\nThe deploy of the billing service was discussed.\n",
+                     created=f"2024-03-{day}") for day in ("04", "11", "18")]
+
+
+def test_a_question_bounded_in_time_ranks_the_notes_dated_within_it_first():
+    w = World(standups())
+    w.refresh("full")
+    for day in ("4", "11", "18"):
+        packet = w.service.search(f"billing deploy on {day} March 2024")
+        assert packet.items[0].path == f"Projects/Ops/standup-{int(day):02d}.md"
+        assert "in-period" in packet.items[0].reasons
+    unbounded = w.service.search("billing deploy")
+    assert not any("in-period" in i.reasons for i in unbounded.items)
+
+
+def test_each_item_carries_and_shows_its_note_date():
+    from memory.entrypoints.presenters import packet_text
+    w = World(standups())
+    w.refresh("full")
+    packet = w.service.search("billing deploy")
+    assert {i.date for i in packet.items} == {"2024-03-04", "2024-03-11", "2024-03-18"}
+    assert f"dated {packet.items[0].date}" in packet_text(packet)
+
+
+def network():
+    return [make_doc("References/network.md",
+                     "# Network layout\n\n| VPC | IP Range |\n|---|---|\n"
+                     "| staging-eu | 10.30.0.0/16 |\n| prod-eu | 10.20.0.0/16 |\n"),
+            make_doc("Workflows/certificates.md",
+                     "# Certificates\n\nIngress certificates renew on their own.\n")]
+
+
+def test_a_name_the_notes_word_differently_is_answered_when_they_cover_the_question():
+    w = World(network())
+    w.refresh("full")
+    packet = w.service.search("What is the CIDR block of the staging VPC?")
+    assert not packet.no_answer
+    assert packet.items[0].path == "References/network.md"
+
+
+def test_a_name_that_is_the_subject_memory_never_mentions_still_has_no_answer():
+    w = World(network())
+    w.refresh("full")
+    packet = w.service.search("How do we rotate the Kafka broker TLS keystore?")
+    assert packet.no_answer and "Kafka" in packet.no_answer_reason

@@ -1,4 +1,6 @@
-"""The MCP tools in process over the in-memory service: schemas, annotations, errors, laziness."""
+"""The MCP tools in process over the in-memory service: schemas, annotations, errors, laziness;
+unknown argument keys refused (a typo like `repo=` must not search unscoped); descriptions that
+read as prose."""
 
 import io
 import threading
@@ -11,6 +13,16 @@ from memory.entrypoints.mcp_server import INSTRUCTIONS, StdoutGuard, build_serve
 
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
          "memory_refresh", "memory_health", "memory_feedback"}
+VALID_CALLS = {
+    "memory_search": {"query": "retry"},
+    "memory_get": {"identity": "retry"},
+    "memory_neighbors": {"identity": "retry"},
+    "memory_path": {"source": "retry", "target": "timeouts"},
+    "memory_explain": {"query": "retry"},
+    "memory_refresh": {"mode": "index"},
+    "memory_health": {},
+    "memory_feedback": {"query": "retry", "memory_id": "retry", "relevance": "relevant"},
+}
 
 
 @pytest.fixture
@@ -164,3 +176,46 @@ async def test_refresh_reports_progress_when_the_client_asks(world):
                                         progress_callback=on_progress)
     assert not result.is_error, result.content
     assert seen and seen[-1][0] == seen[-1][1]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(VALID_CALLS))
+@pytest.mark.parametrize("typo", ["repo", "Repository", "limit_", "arguments"])
+async def test_an_unknown_key_is_a_tool_error_listing_the_valid_keys(world, name, typo):
+    async with Client(build_server(lambda: world.service)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        bad = await client.call_tool(name, {**VALID_CALLS[name], typo: "api"})
+        good = await client.call_tool(name, VALID_CALLS[name])
+    assert bad.is_error, bad.content
+    message = bad.content[0].text
+    valid = list(tools[name].input_schema["properties"])
+    assert f"unknown argument {typo!r}" in message and name in message
+    assert f"{name} takes {', '.join(valid)}" in message or (not valid and "no arguments" in message)
+    assert "\n" not in message
+    assert not good.is_error, good.content
+
+
+@pytest.mark.anyio
+async def test_every_input_schema_forbids_additional_properties(world):
+    async with Client(build_server(lambda: world.service)) as client:
+        tools = (await client.list_tools()).tools
+    assert len(tools) == 8
+    for tool in tools:
+        assert tool.input_schema["additionalProperties"] is False, tool.name
+        assert "ctx" not in tool.input_schema["properties"], tool.name
+
+
+@pytest.mark.anyio
+async def test_descriptions_are_flowing_text_and_feedback_has_its_own_query_text(world):
+    async with Client(build_server(lambda: world.service)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for tool in tools.values():
+        assert "\n" not in tool.description and "  " not in tool.description, tool.name
+        assert len(tool.description) > 200, tool.name
+    search = tools["memory_search"].description
+    for word in ("no_answer", "warning", "citation", "leads", "cut_lines"):
+        assert word in search, word
+    assert "next_start_line" in tools["memory_get"].description
+    rated = tools["memory_feedback"].input_schema["properties"]["query"]["description"]
+    assert rated != tools["memory_search"].input_schema["properties"]["query"]["description"]
+    assert "memory_search" in rated

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 import unicodedata
 from collections import Counter
@@ -83,6 +84,7 @@ class InMemoryIndex:
         self.current_id: str | None = None
         self._counter = 0
         self._bm25: tuple[str, _Bm25] | None = None
+        self._pins = threading.local()
 
     def next_id(self) -> str:
         self._counter += 1
@@ -90,7 +92,23 @@ class InMemoryIndex:
 
     @property
     def current(self) -> Snapshot | None:
+        """What this thread reads: the generation it pinned, else the published one."""
+        pinned = getattr(self._pins, "stack", None)
+        if pinned:
+            return pinned[-1]
         return self.generations.get(self.current_id) if self.current_id else None
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within it, this thread keeps reading the generation current at its start."""
+        stack = getattr(self._pins, "stack", None)
+        if stack is None:
+            stack = self._pins.stack = []
+        stack.append(self.current)
+        try:
+            yield
+        finally:
+            stack.pop()
 
     def bm25(self) -> _Bm25 | None:
         snap = self.current
@@ -245,9 +263,8 @@ class InMemoryGenerations(IndexGenerations):
             del self._index.generations[gen_id]
         return old
 
-    @contextmanager
-    def steady(self) -> Iterator[None]:
-        yield  # reads of a dict need no pinning
+    def steady(self):
+        return self._index.pinned()
 
     def check_current(self) -> list[str]:
         return []

@@ -1,4 +1,4 @@
-"""SQLite adapters: immutable index generations (FTS5 + sqlite-vec) and the embedding cache."""
+"""SQLite adapters: the live index database (FTS5 + sqlite-vec), updated in place, and the embedding cache."""
 
 from memory.adapters.sqlite.chunk_store import SqliteChunkStore
 from memory.adapters.sqlite.embedding_cache import SqliteEmbeddingCache

@@ -1,8 +1,7 @@
-"""SqliteChunkStore: bm25 search and note lookup over the current index generation."""
+"""SqliteChunkStore: bm25 search and note lookup over the generation a reader sees."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from memory.adapters.sqlite.index import SqliteIndex
@@ -20,61 +19,53 @@ def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
 
 
 class SqliteChunkStore(ChunkStore):
-    """Reads whatever generation the shared SqliteIndex currently serves."""
+    """Reads whatever generation the shared SqliteIndex serves this thread."""
 
     def __init__(self, index: SqliteIndex):
         self._index = index
 
     def search(self, query: str, scope: ScopeFilter, limit: int) -> list[Hit]:
-        with self._index.reading() as view:
-            if view is None:
-                return []
-            matrix = view.vectors.get()
+        def read(view: GenerationView) -> list[Hit]:
+            matrix = view.matrix()
             judge = (lambda rowids: matrix.admitted_rowids(
                 rowids, view.scope_mask(matrix, scope))) if matrix is not None else None
-            return hits(view, lexical(view.conn, query, scope, limit, judge))
+            return hits(view, lexical(view.conn, query, scope, limit, judge,
+                                      view.chunks_by_rowid))
+        return self._index.read(read, [])
 
     def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
-        with self._index.reading() as view:
-            if view is None:
-                return []
+        def read(view: GenerationView) -> list[Note]:
             where, params = scope_where(scope)
             if not where:
                 return list(view.all_notes())
             ids = view.note_ids_where(where, params)
             found = view.notes_for(ids)
-            return [found[i] for i in ids]
+            return [found[i] for i in ids if i in found]
+        return self._index.read(read, [])
 
     def note(self, memory_id: str) -> Note | None:
-        with self._index.reading() as view:
-            return view.notes_for([memory_id]).get(memory_id) if view is not None else None
+        return self._index.read(lambda view: view.notes_for([memory_id]).get(memory_id), None)
 
     def find(self, name: str) -> list[Note]:
         key = (name or "").strip().lower()
-        with self._index.reading() as view:
-            if view is None or not key:
-                return []
-            # Names match case-insensitively; a note spelled exactly so comes first (two
-            # notes whose paths differ only in case are two notes on Linux).
-            exact = (name or "").strip()
+        if not key:
+            return []
+        # Names match case-insensitively; a note spelled exactly so comes first (two notes
+        # whose paths differ only in case are two notes on Linux).
+        exact = (name or "").strip()
+
+        def read(view: GenerationView) -> list[Note]:
             ids = [r[0] for r in view.conn.execute(
                 "SELECT nn.memory_id FROM note_names nn JOIN notes n "
                 "ON n.memory_id = nn.memory_id WHERE nn.name = ? GROUP BY nn.memory_id "
                 "ORDER BY max(n.memory_id = ? OR n.path = ? OR n.path = ?) DESC, n.path",
                 (key, exact, exact, exact + ".md"))]
             found = view.notes_for(ids)
-            return [found[i] for i in ids]
+            return [found[i] for i in ids if i in found]
+        return self._index.read(read, [])
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
-        with self._index.reading() as view:
-            if view is None:
-                return []
-            return view.chunks_of(memory_id)
+        return self._index.read(lambda view: view.chunks_of(memory_id), [])
 
     def lines(self, memory_id: str) -> Sequence[str]:
-        with self._index.reading() as view:
-            if view is None:
-                return ()
-            row = view.conn.execute("SELECT lines FROM notes WHERE memory_id = ?",
-                                    (memory_id,)).fetchone()
-            return tuple(json.loads(row[0])) if row else ()
+        return self._index.read(lambda view: view.lines_of(memory_id), ())

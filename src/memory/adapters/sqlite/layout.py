@@ -1,7 +1,18 @@
-"""Where index generations live under the state directory, and the atomic CURRENT pointer."""
+"""Where the index lives under the state directory, and the small files that say what to trust.
+
+index/index-<id>.sqlite   the live database (WAL: -wal and -shm beside it); a full rebuild
+                          writes a new one under staging/ and CURRENT switches to it
+index/CURRENT             which database is live, and its size and mtime after the last
+                          checkpoint its refresher made: any other change to it is damage
+index/last-good-<g>.sqlite  a copy of the last full build (generation g), served read-only
+                          when the live database is damaged; last-good.json names it and
+                          holds its SHA-256
+index/DAMAGED             set by the process that found the live database damaged
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -15,32 +26,46 @@ from attrs import frozen
 from memory.adapters.sqlite.connection import store_errors
 from memory.ports.errors import StoreError
 
-GEN_FILE = re.compile(r"^gen-(?P<id>[A-Za-z0-9][A-Za-z0-9._-]*)\.sqlite$")
+FORMAT = 2
+DB_FILE = re.compile(r"^index-(?P<id>[A-Za-z0-9][A-Za-z0-9._-]*)\.sqlite$")
+COPY_FILE = re.compile(r"^last-good-[A-Za-z0-9][A-Za-z0-9._-]*\.sqlite$")
+OLD_FILE = re.compile(r"^gen-[A-Za-z0-9][A-Za-z0-9._-]*\.sqlite$")  # schema 1 generations
+
+
+class OldLayout(StoreError):
+    """The index folder holds generation files of schema 1 (ai-memory before in-place updates)."""
 
 
 @frozen(kw_only=True)
 class Pointer:
-    """What CURRENT says: the published generation readers should open."""
+    """What CURRENT says."""
 
-    id: str
-    file: str
+    database: str  # the live database's id: index/index-<database>.sqlite
     created: str
-    # The file's size and mtime when it was published: a file that differs has changed
-    # since (damage, or a copy) and is checked before it is served.
     size: int | None = None
     mtime_ns: int | None = None
 
+    @property
+    def file(self) -> str:
+        return f"index-{self.database}.sqlite"
+
 
 @frozen(kw_only=True)
-class GenerationFile:
+class LastGood:
+    """What last-good.json says about the copy beside it."""
+
+    file: str
+    generation: str
+    database: str
+    created: str
+    size: int
+    sha256: str
+
+
+@frozen(kw_only=True)
+class DatabaseFile:
     id: str
     path: Path
-    mtime_ns: int
-
-    @property
-    def sort_key(self) -> tuple[str, int, str]:
-        # The id starts with a UTC second; mtime orders two ids of the same second.
-        return (self.id[:16], self.mtime_ns, self.id)
 
 
 def new_generation_id() -> str:
@@ -67,8 +92,16 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _replace(source: Path, target: Path) -> None:
-    # On Windows a reader holding CURRENT open for a moment blocks the rename; retry
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def replace(source: Path, target: Path) -> None:
+    # On Windows a reader holding the target open for a moment blocks the rename; retry
     # briefly rather than fail a whole refresh over a microsecond-long read.
     for attempt in range(10):
         try:
@@ -80,83 +113,157 @@ def _replace(source: Path, target: Path) -> None:
             time.sleep(0.02 * (attempt + 1))
 
 
+def stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot stat {path}: {exc}") from exc
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class IndexLayout:
-    """index/gen-<id>.sqlite, index/staging/<id>.sqlite and index/CURRENT."""
+    """The paths of the index folder and the JSON files in it."""
 
     def __init__(self, state_dir: str | os.PathLike[str]):
         self.state_dir = Path(state_dir)
         self.dir = self.state_dir / "index"
         self.staging = self.dir / "staging"
         self.pointer = self.dir / "CURRENT"
+        self.marker = self.dir / "DAMAGED"
+        self.last_good_record = self.dir / "last-good.json"
 
-    def generation_path(self, gen_id: str) -> Path:
-        return self.dir / f"gen-{gen_id}.sqlite"
+    def database_path(self, database: str) -> Path:
+        return self.dir / f"index-{database}.sqlite"
 
-    def staging_path(self, gen_id: str) -> Path:
-        return self.staging / f"{gen_id}.sqlite"
+    def last_good_path(self, generation: str) -> Path:
+        return self.dir / f"last-good-{generation}.sqlite"
+
+    def staging_path(self, name: str) -> Path:
+        return self.staging / f"{name}.sqlite"
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.state_dir).as_posix()
 
-    def pointer_signature(self) -> tuple[int, int, int] | None:
-        """Cheap change detector: os.replace gives CURRENT a new inode on every publish."""
-        try:
-            st = os.stat(self.pointer)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"cannot stat {self.pointer}: {exc}") from exc
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+    def signature(self) -> tuple:
+        """Changes whenever CURRENT or DAMAGED is written (each is replaced, never edited)."""
+        return (stat_key(self.pointer), stat_key(self.marker))
 
     def read_pointer(self) -> Pointer | None:
-        """The pointer, None when nothing was ever published; StoreError when unreadable."""
-        try:
-            raw = self.pointer.read_bytes()
-        except FileNotFoundError:
+        """The pointer, None when nothing was ever published; StoreError when unusable."""
+        data = self._read_json(self.pointer, "index pointer CURRENT")
+        if data is None:
             return None
-        except OSError as exc:
-            raise StoreError(f"cannot read index pointer: {exc}") from exc
+        if data.get("format") != FORMAT:
+            if OLD_FILE.match(str(data.get("file", ""))):
+                raise OldLayout(f"the index in {self.dir} was written by an older ai-memory "
+                                f"(one file per generation): the next refresh rebuilds it "
+                                f"from the notes")
+            raise StoreError(f"index pointer CURRENT has no format {FORMAT}: {data!r:.200}")
         try:
-            data = json.loads(raw)
-            pointer = Pointer(id=str(data["id"]), file=str(data["file"]),
-                              created=str(data.get("created", "")),
+            pointer = Pointer(database=str(data["database"]), created=str(data.get("created", "")),
                               size=_int_or_none(data.get("size")),
                               mtime_ns=_int_or_none(data.get("mtime_ns")))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise StoreError(f"index pointer is not valid JSON with id and file: {exc}") from exc
-        # The pointer may only name a generation file inside index/, never another path.
-        match = GEN_FILE.match(pointer.file)
-        if match is None or match.group("id") != pointer.id:
+        except KeyError as exc:
+            raise StoreError(f"index pointer CURRENT lacks {exc}") from exc
+        # The pointer may only name a database file inside index/, never another path.
+        if DB_FILE.match(pointer.file) is None:
             raise StoreError(f"index pointer names an invalid file {pointer.file!r}")
         return pointer
 
-    def write_pointer(self, pointer: Pointer) -> None:
-        data = json.dumps({"id": pointer.id, "file": pointer.file, "created": pointer.created,
-                           "size": pointer.size, "mtime_ns": pointer.mtime_ns})
-        tmp = self.dir / f".CURRENT.{secrets.token_hex(4)}.tmp"
-        with store_errors("cannot write index pointer"):
-            try:
-                with open(tmp, "wb") as handle:
-                    handle.write(data.encode("utf-8"))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                _replace(tmp, self.pointer)
-            finally:
-                tmp.unlink(missing_ok=True)
-            fsync_dir(self.dir)
+    def write_pointer(self, pointer: Pointer, durable: bool = True) -> None:
+        """Atomically; `durable` fsyncs it (a pointer lost to a power cut but for the
+        size it records is rewritten by the next refresh)."""
+        self._write_json(self.pointer, {"format": FORMAT, "database": pointer.database,
+                                        "file": pointer.file, "created": pointer.created,
+                                        "size": pointer.size, "mtime_ns": pointer.mtime_ns},
+                         durable)
 
-    def generations(self) -> list[GenerationFile]:
-        """Published generation files, newest first."""
+    def read_damage(self) -> dict | None:
+        try:
+            data = self._read_json(self.marker, "index damage marker")
+        except StoreError as exc:  # a garbled marker still says something is wrong
+            return {"file": None, "why": str(exc)}
+        return data if isinstance(data, dict) else None
+
+    def write_damage(self, file: str, why: str) -> None:
+        self._write_json(self.marker, {"file": file, "why": why, "time": now_iso()})
+
+    def clear_damage(self) -> None:
+        with store_errors(f"cannot remove {self.marker}"):
+            self.marker.unlink(missing_ok=True)
+
+    def read_last_good(self) -> LastGood | None:
+        data = self._read_json(self.last_good_record, "last-good record")
+        if data is None:
+            return None
+        try:
+            record = LastGood(file=str(data["file"]), generation=str(data["generation"]),
+                              database=str(data["database"]), created=str(data["created"]),
+                              size=int(data["size"]), sha256=str(data["sha256"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"last-good record is unusable: {exc}") from exc
+        if COPY_FILE.match(record.file) is None:
+            raise StoreError(f"last-good record names an invalid file {record.file!r}")
+        return record
+
+    def write_last_good(self, record: LastGood) -> None:
+        self._write_json(self.last_good_record, {
+            "file": record.file, "generation": record.generation, "database": record.database,
+            "created": record.created, "size": record.size, "sha256": record.sha256})
+
+    def databases(self) -> list[DatabaseFile]:
+        """Database files in index/, newest id first (an id starts with its UTC second)."""
         found = []
-        with store_errors("cannot list index generations"):
+        with store_errors(f"cannot list {self.dir}"):
             if not self.dir.is_dir():
                 return []
             for entry in os.scandir(self.dir):
-                match = GEN_FILE.match(entry.name)
+                match = DB_FILE.match(entry.name)
                 if match and entry.is_file():
-                    found.append(GenerationFile(id=match.group("id"), path=Path(entry.path),
-                                                mtime_ns=entry.stat().st_mtime_ns))
-        return sorted(found, key=lambda g: g.sort_key, reverse=True)
+                    found.append(DatabaseFile(id=match.group("id"), path=Path(entry.path)))
+        return sorted(found, key=lambda d: d.id, reverse=True)
+
+    def files(self, pattern: re.Pattern) -> list[Path]:
+        """Files in index/ whose names match (old-layout generations, copies, temp files)."""
+        with store_errors(f"cannot list {self.dir}"):
+            if not self.dir.is_dir():
+                return []
+            return sorted(Path(e.path) for e in os.scandir(self.dir) if pattern.match(e.name))
+
+    # -- internals ---------------------------------------------------------------------
+
+    @staticmethod
+    def _read_json(path: Path, what: str):
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read {what}: {exc}") from exc
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise StoreError(f"{what} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise StoreError(f"{what} is not a JSON object")
+        return data
+
+    def _write_json(self, target: Path, data: dict, durable: bool = True) -> None:
+        tmp = self.dir / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        with store_errors(f"cannot write {target}"):
+            try:
+                with open(tmp, "wb") as handle:
+                    handle.write(json.dumps(data).encode("utf-8"))
+                    handle.flush()
+                    if durable:
+                        os.fsync(handle.fileno())
+                replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+            if durable:
+                fsync_dir(self.dir)
 
 
 def _int_or_none(value) -> int | None:

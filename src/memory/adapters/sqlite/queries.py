@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import apsw
 import numpy as np
 
-from memory.adapters.sqlite.schema import CHUNK_COLUMNS, chunk_from_row, has_vectors
+from memory.adapters.sqlite.rows import CHUNK_COLUMNS, IndexDamaged, chunk_from_row
 from memory.domain.notes import Chunk, Status
 from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
@@ -72,16 +72,20 @@ def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
+Fetch = Callable[[Sequence[tuple[int, float]]], list[tuple[Chunk, float]]]
+
+
 def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None, limit: int,
-            admitted: Callable[[list[int]], set[int] | None] | None = None
-            ) -> list[tuple[Chunk, float]]:
+            admitted: Callable[[list[int]], set[int] | None] | None = None,
+            fetch: Fetch | None = None) -> list[tuple[Chunk, float]]:
     """Chunks matching the query's words among admitted notes, best bm25 first.
 
     FTS5 ranks its matches alone first (a few ms even for thousands of matches); the
     scope is judged on that head only. When the head holds `limit` admitted chunks they
     are exactly the best `limit` admitted ones; otherwise (a narrow scope) the full
     query joins every match to its note. `admitted` may judge the head's rowids without
-    SQL (it returns None when it cannot).
+    SQL (it returns None when it cannot); `fetch` turns (rowid, score) pairs into chunks
+    (a reader's cache; chunks_by_rowid by default).
     """
     match = fts_query(query)
     if match is None or limit <= 0:
@@ -97,7 +101,7 @@ def lexical(conn: apsw.Connection, query: str, scope: ScopeFilter | None, limit:
         judged = _admitted_chunks(conn, rowids, where, params)
     kept = [(rowid, -score) for rowid, score in head if rowid in judged][:int(limit)]
     if len(kept) == int(limit) or len(head) < head_size:
-        return chunks_by_rowid(conn, kept)
+        return (fetch or (lambda pairs: chunks_by_rowid(conn, pairs)))(kept)
     sql = (f"SELECT {CHUNK_COLUMNS}, bm25(chunk_fts) AS bm25 FROM chunk_fts "
            f"JOIN chunks c ON c.rowid = chunk_fts.rowid "
            f"JOIN notes n ON n.memory_id = c.memory_id "
@@ -116,15 +120,20 @@ def _admitted_chunks(conn: apsw.Connection, rowids: list[int], where: str,
     return {row[0] for row in conn.execute(sql, [json.dumps(rowids), *params])}
 
 
+def chunk_rows(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, Chunk]:
+    """The chunks these rowids name (those that exist), each checked against its CRC."""
+    if not rowids:
+        return {}
+    sql = (f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c "
+           f"WHERE c.rowid IN (SELECT value FROM json_each(?))")
+    return {row[0]: chunk_from_row(row[1:])
+            for row in conn.execute(sql, (json.dumps(list(rowids)),))}
+
+
 def chunks_by_rowid(conn: apsw.Connection,
                     scored: Sequence[tuple[int, float]]) -> list[tuple[Chunk, float]]:
     """The chunks of (rowid, score) pairs, in the order given."""
-    if not scored:
-        return []
-    sql = (f"SELECT c.rowid, {CHUNK_COLUMNS} FROM chunks c "
-           f"WHERE c.rowid IN (SELECT value FROM json_each(?))")
-    found = {row[0]: chunk_from_row(row[1:]) for row in
-             conn.execute(sql, (json.dumps([rowid for rowid, _ in scored]),))}
+    found = chunk_rows(conn, [rowid for rowid, _ in scored])
     return [(found[rowid], score) for rowid, score in scored if rowid in found]
 
 
@@ -140,29 +149,27 @@ def as_blob(vector: Sequence[float], dimension: int | None = None) -> bytes:
     return array.tobytes()
 
 
-def vector_dimension(conn: apsw.Connection) -> int | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'vector_dimension'").fetchone()
-    return int(row[0]) if row else None
-
-
 def nearest(conn: apsw.Connection, vector: Sequence[float], scope: ScopeFilter | None,
-            limit: int) -> list[tuple[Chunk, float]]:
+            limit: int, dimension: int | None) -> list[tuple[Chunk, float]]:
     """Chunks closest by cosine among admitted notes, with similarity = 1 - distance.
 
-    The admitted rowids go into the vec0 KNN as `rowid IN (...)`, which sqlite-vec 0.1.9
-    applies while scanning, so the k nearest are taken from inside the scope only (same
-    result as brute force, and faster: ~25 ms against ~70-200 ms at 30k x 384).
+    sqlite-vec's distance over every admitted row (brute force, as the in-memory matrix;
+    used before that matrix is loaded and by a stage's self-check).
     """
-    if limit <= 0 or not has_vectors(conn):
+    if limit <= 0 or not dimension:
         return []
-    blob = as_blob(vector, vector_dimension(conn))
+    blob = as_blob(vector, dimension)
     where, params = scope_where(scope)
     # CROSS JOIN keeps notes outermost: the scope is judged once per note, not per chunk.
-    restrict = (f"AND rowid IN (SELECT c.rowid FROM notes n CROSS JOIN chunks c "
+    restrict = (f"WHERE v.rowid IN (SELECT c.rowid FROM notes n CROSS JOIN chunks c "
                 f"ON c.memory_id = n.memory_id WHERE {where})") if where else ""
-    sql = (f"WITH knn AS (SELECT rowid, distance FROM chunk_vec "
-           f"WHERE embedding MATCH ? AND k = ? {restrict}) "
+    sql = (f"WITH knn AS (SELECT v.rowid, vec_distance_cosine(v.embedding, ?) AS distance "
+           f"FROM chunk_vectors v {restrict} ORDER BY distance, v.rowid LIMIT ?) "
            f"SELECT {CHUNK_COLUMNS}, knn.distance FROM knn JOIN chunks c ON c.rowid = knn.rowid "
            f"ORDER BY knn.distance, c.rowid")
-    rows = conn.execute(sql, [blob, min(int(limit), MAX_K), *params]).fetchall()
+    try:
+        rows = conn.execute(sql, [blob, *params, min(int(limit), MAX_K)]).fetchall()
+    except apsw.SQLError as exc:
+        # The statement is fixed and the query vector checked: what fails is a stored one.
+        raise IndexDamaged(f"index file is damaged: a stored vector is unreadable: {exc}") from exc
     return [(chunk_from_row(row[:-1]), 1.0 - row[-1]) for row in rows]

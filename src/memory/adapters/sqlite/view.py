@@ -1,76 +1,35 @@
-"""One open, immutable index generation with its per-generation caches of notes."""
+"""One generation as a reader sees it: a read transaction on a connection of its own, and
+the Note objects, chunk lists and scope masks cached for that generation."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Generic, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import apsw
 import numpy as np
 
-from memory.adapters.sqlite.connection import open_published, store_errors
-from memory.adapters.sqlite.schema import (CHUNK_COLUMNS, NOTE_COLUMNS, SCHEMA_VERSION,
-                                           chunk_from_row, manifest_of, note_from_row,
-                                           read_meta)
-from memory.adapters.sqlite.queries import scope_where
-from memory.adapters.sqlite.vector_matrix import MatrixLoader, VectorMatrix
+from memory.adapters.sqlite.queries import chunk_rows, scope_where
+from memory.adapters.sqlite.rows import (CHUNK_COLUMNS, NOTE_COLUMNS, IndexDamaged,
+                                         chunk_from_row, lines_from_row, note_from_row)
 from memory.domain.notes import Chunk, Note
+from memory.domain.refresh import GenerationInfo
 from memory.domain.scope import ScopeFilter
-from memory.domain.refresh import GenerationInfo, ManifestEntry
-from memory.ports.errors import StoreError
+
+if TYPE_CHECKING:
+    from memory.adapters.sqlite.vector_matrix import MatrixStore, VectorMatrix
 
 K = TypeVar("K")
 V = TypeVar("V")
 
-
-class LazyManifest(Mapping[str, ManifestEntry]):
-    """Reads the manifest table on first use: most callers of current() need only the id."""
-
-    def __init__(self, load: Callable[[], dict[str, ManifestEntry]]):
-        self._load = load
-        self._data: dict[str, ManifestEntry] | None = None
-
-    def _entries(self) -> dict[str, ManifestEntry]:
-        if self._data is None:
-            self._data = self._load()
-        return self._data
-
-    def __getitem__(self, key: str) -> ManifestEntry:
-        return self._entries()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries())
-
-    def __len__(self) -> int:
-        return len(self._entries())
-
-
-def load_manifest(path: Path) -> dict[str, ManifestEntry]:
-    """Manifest of a published file through its own short-lived connection (any thread)."""
-    conn = open_published(path, vec=False)
-    try:
-        with store_errors(f"cannot read manifest of {path.name}"):
-            return manifest_of(conn)
-    finally:
-        conn.close()
-
-
-def info_from_meta(meta: Mapping, manifest: Mapping[str, ManifestEntry]) -> GenerationInfo:
-    return GenerationInfo(
-        id=meta["id"], created=meta.get("created", ""), notes=meta.get("notes", 0),
-        chunks=meta.get("chunks", 0), vectors=meta.get("vectors", 0),
-        model_id=meta.get("model_id"), dimension=meta.get("dimension"),
-        schema_version=meta.get("schema_version", 0), chunking=meta.get("chunking"),
-        manifest=manifest)
-
-
-_CHUNKS_OF_NOTES = 4096  # notes whose chunks a view keeps (hop and graph lookups)
-_SCOPES = 64  # scope clauses whose admitted notes a view keeps
+_CHUNKS_OF_NOTES = 4096  # notes whose chunks a generation keeps (hop and graph lookups)
+_CHUNKS = 16384  # chunks a generation keeps by rowid (search hits)
+_LINES = 512  # notes whose lines a generation keeps (context expansion)
+_LINES_CHARS = 64_000  # longer notes are read again each time rather than kept
+_SCOPES = 64  # scope clauses whose admitted notes a generation keeps
 
 
 class LruCache(Generic[K, V]):
@@ -88,85 +47,95 @@ class LruCache(Generic[K, V]):
             self._data.move_to_end(key)
             return self._data[key]
 
-    def put(self, key: K, value: V) -> None:
+    def put(self, key: K, value: V) -> V:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
             while len(self._data) > self._size:
                 self._data.popitem(last=False)
+        return value
 
 
-def file_signature(path: Path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+class GenerationCache:
+    """What readers of one generation may share: it never changes within the generation."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, Note] = {}
+        self.all: list[Note] | None = None
+        self.chunks: LruCache[str, tuple[Chunk, ...]] = LruCache(_CHUNKS_OF_NOTES)
+        self.by_rowid: LruCache[int, Chunk] = LruCache(_CHUNKS)
+        self.lines: LruCache[str, tuple[str, ...]] = LruCache(_LINES)
+        self.scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
+        self.masks: LruCache[tuple, np.ndarray] = LruCache(_SCOPES)
 
 
 class GenerationView:
-    """A read-only connection to one generation; Note objects are cached per generation."""
+    """Reads of one generation: `conn` is inside a read transaction that began in it."""
 
-    def __init__(self, gen_id: str, path: Path):
-        self.id = gen_id
-        self.path = path
-        self.conn: apsw.Connection = open_published(path)
-        try:
-            with store_errors(f"index generation {gen_id} is unreadable"):
-                meta = read_meta(self.conn)
-            if meta.get("schema_version") != SCHEMA_VERSION or meta.get("id") != gen_id:
-                raise StoreError(f"index generation {gen_id} has schema "
-                                 f"{meta.get('schema_version')!r} and id {meta.get('id')!r}; "
-                                 f"expected schema {SCHEMA_VERSION}")
-        except BaseException:
-            self.conn.close()
-            raise
-        self.info = info_from_meta(meta, LazyManifest(lambda: load_manifest(path)))
-        self._notes: dict[str, Note] = {}
-        self._all: list[Note] | None = None
-        self.signature = file_signature(path)
-        self.vectors = MatrixLoader(path)
-        self._chunks: LruCache[str, tuple[Chunk, ...]] = LruCache(_CHUNKS_OF_NOTES)
-        self._scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
-        self._masks: LruCache[tuple, np.ndarray] = LruCache(_SCOPES)
+    def __init__(self, conn: apsw.Connection, info: GenerationInfo, seq: int,
+                 cache: GenerationCache, vectors: MatrixStore | None):
+        self.conn = conn
+        self.info = info
+        self.id = info.id
+        self.seq = seq
+        self._cache = cache
+        self._vectors = vectors
 
-    def close(self) -> None:
-        self.conn.close()
-
-    def changed_on_disk(self) -> bool:
-        """A published file is never written again: any change to it is damage, even when
-        the pages this process reads (or holds in memory) still look fine."""
-        return file_signature(self.path) != self.signature
+    def matrix(self, wait: bool = False) -> VectorMatrix | None:
+        return self._vectors.get(self, wait) if self._vectors is not None else None
 
     def notes_for(self, ids: Iterable[str]) -> dict[str, Note]:
+        known = self._cache.notes
         wanted = list(dict.fromkeys(ids))
-        missing = [i for i in wanted if i not in self._notes]
+        missing = [i for i in wanted if i not in known]
         if missing:
             sql = (f"SELECT {NOTE_COLUMNS} FROM notes n "
                    f"WHERE n.memory_id IN (SELECT value FROM json_each(?))")
             for row in self.conn.execute(sql, (json.dumps(missing),)):
                 note = note_from_row(row)
-                self._notes[note.memory_id] = note
-        return {i: self._notes[i] for i in wanted if i in self._notes}
+                known[note.memory_id] = note
+        return {i: known[i] for i in wanted if i in known}
 
     def chunks_of(self, memory_id: str) -> tuple[Chunk, ...]:
-        """A note's chunks in order; the generation never changes, so they are kept."""
-        found = self._chunks.get(memory_id)
+        """A note's chunks in order, each checked against its row's CRC."""
+        found = self._cache.chunks.get(memory_id)
         if found is None:
             found = tuple(chunk_from_row(row) for row in self.conn.execute(
                 f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.memory_id = ? "
                 f"ORDER BY c.ordinal", (memory_id,)))
-            self._chunks.put(memory_id, found)
+            if any(c.memory_id != memory_id for c in found):
+                raise IndexDamaged("index file is damaged: the chunks_by_note index points "
+                                   "at chunks of another note")
+            self._cache.chunks.put(memory_id, found)
+        return found
+
+    def chunks_by_rowid(self, scored: Sequence[tuple[int, float]]) -> list[tuple[Chunk, float]]:
+        """The chunks of (rowid, score) pairs, in the order given; kept per generation, so
+        a chunk is read (and its CRC checked) once however often it is found."""
+        kept = self._cache.by_rowid
+        found = {rowid: kept.get(rowid) for rowid, _ in scored}
+        read = chunk_rows(self.conn, [rowid for rowid, chunk in found.items() if chunk is None])
+        for rowid, chunk in read.items():
+            found[rowid] = kept.put(rowid, chunk)
+        return [(found[rowid], score) for rowid, score in scored if found[rowid] is not None]
+
+    def lines_of(self, memory_id: str) -> tuple[str, ...]:
+        found = self._cache.lines.get(memory_id)
+        if found is None:
+            row = self.conn.execute("SELECT lines, lines_crc FROM notes WHERE memory_id = ?",
+                                    (memory_id,)).fetchone()
+            found = lines_from_row(*row) if row else ()
+            if row and len(row[0]) <= _LINES_CHARS:
+                self._cache.lines.put(memory_id, found)
         return found
 
     def note_ids_where(self, where: str, params: Sequence) -> tuple[str, ...]:
         """memory_ids of the notes an SQL scope clause admits, by path; kept per clause."""
         key = (where, tuple(params))
-        found = self._scoped.get(key)
+        found = self._cache.scoped.get(key)
         if found is None:
-            found = tuple(r[0] for r in self.conn.execute(
-                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params))
-            self._scoped.put(key, found)
+            found = self._cache.scoped.put(key, tuple(r[0] for r in self.conn.execute(
+                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params)))
         return found
 
     def scope_mask(self, matrix: VectorMatrix, scope: ScopeFilter) -> np.ndarray | None:
@@ -175,14 +144,14 @@ class GenerationView:
         if not where:
             return None
         key = (where, tuple(params))
-        found = self._masks.get(key)
+        found = self._cache.masks.get(key)
         if found is None:
-            found = matrix.mask(self.note_ids_where(where, params))
-            self._masks.put(key, found)
+            found = self._cache.masks.put(key, matrix.mask(self.note_ids_where(where, params)))
         return found
 
     def all_notes(self) -> list[Note]:
-        if self._all is None:
+        if self._cache.all is None:
             rows = self.conn.execute(f"SELECT {NOTE_COLUMNS} FROM notes n ORDER BY n.path")
-            self._all = [self._notes.setdefault(row[0], note_from_row(row)) for row in rows]
-        return self._all
+            known = self._cache.notes
+            self._cache.all = [known.setdefault(row[0], note_from_row(row)) for row in rows]
+        return self._cache.all

@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.clients.target import SERVER_NAME, ClientTarget, ServerEntry, ServerLaunch
+from memory.entrypoints.clients.target import (
+    SERVER_NAME, ClientTarget, RemoteServer, ServerEntry, ServerLaunch,
+)
+
+_STDIO_KEYS = frozenset({"command", "args", "env"})
+_HTTP_KEYS = frozenset({"url", "headers", "headersHelper"})
 
 
 def claude_config_dir(host: Host) -> Path:
@@ -22,7 +27,14 @@ def claude_code_entry(launch: ServerLaunch) -> ServerEntry:
     return ServerEntry(container="mcpServers",
                        fields={"type": "stdio", "command": launch.command,
                                "args": list(launch.args), "env": {}},
-                       keep_existing=frozenset({"env"}))
+                       keep_existing=frozenset({"env"}), drop=_HTTP_KEYS)
+
+
+def claude_code_remote_entry(remote: RemoteServer) -> ServerEntry:
+    """`type: http`; Claude Code expands `${VAR}` in `headers` when it connects."""
+    return ServerEntry.for_url(
+        "mcpServers", {"type": "http", "url": remote.url, **remote.header_fields("${VAR}")},
+        stdio_keys=_STDIO_KEYS)
 
 
 TARGET = ClientTarget(
@@ -32,6 +44,7 @@ TARGET = ClientTarget(
     config_path=claude_json,
     marker=claude_config_dir,
     entry=claude_code_entry,
+    remote_entry=claude_code_remote_entry,
     skill_path=lambda host: claude_config_dir(host) / "skills" / SERVER_NAME,
     check="claude mcp list (or /mcp inside a session)",
 )

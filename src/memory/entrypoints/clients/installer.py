@@ -21,7 +21,7 @@ from memory.entrypoints.clients.json_config import JsonConfigEditor
 from memory.entrypoints.clients.launcher import as_command
 from memory.entrypoints.clients.skill_copy import SkillChange, install_skill, remove_skill
 from memory.entrypoints.clients.target import (
-    ClientTarget, ServerLaunch, entry_name, is_our_entry,
+    ClientTarget, Registration, RemoteServer, ServerLaunch, entry_name, is_our_entry,
 )
 from memory.entrypoints.clients.toml_config import TomlConfigEditor
 
@@ -64,7 +64,7 @@ class _Run:
     """One invocation: where we are, what the entries launch, and what to do."""
 
     host: Host
-    launch: ServerLaunch
+    registration: Registration
     name: str  # our key in each server table
     dry_run: bool
     uninstall: bool
@@ -78,25 +78,56 @@ class _ConfigChange:
 
 
 def install_clients(*, home: Path, platform: str, env: Mapping[str, str],
-                    command: str | Sequence[str], memory_root: Path, skill_dir: Traversable,
-                    clients: Sequence[str] | None = None, name: str | None = None,
-                    dry_run: bool = False, uninstall: bool = False) -> list[ClientResult]:
+                    command: str | Sequence[str], memory_root: Path | None,
+                    skill_dir: Traversable, clients: Sequence[str] | None = None,
+                    name: str | None = None, shared: bool = False, url: str | None = None,
+                    token_env: str | None = None, dry_run: bool = False,
+                    uninstall: bool = False) -> list[ClientResult]:
     """Merge (or with `uninstall`, remove) our server entry and skill copy for each client.
 
     With `clients=None` the clients that seem installed are registered and the others are
     `skipped` (an uninstall considers them all); naming a client registers it regardless.
     `command` is the executable, or the executable and its leading arguments. `name`
     registers `ai-memory-<name>`, so entries for several memory roots sit side by side.
+    Entries start `serve --root` by default; `shared` registers the bridge to the root's
+    daemon; `url` (with the token's variable `token_env`) a server someone else runs.
     """
     targets = select_targets(clients)
     host = Host(home=Path(home), platform=platform, env=env)
-    root = Path(os.path.abspath(Path(memory_root).expanduser()))
-    run = _Run(host=host, launch=ServerLaunch.serve(as_command(command), root),
+    run = _Run(host=host, registration=registration(as_command(command), memory_root,
+                                                     shared=shared, url=url,
+                                                     token_env=token_env),
                name=entry_name(name), dry_run=dry_run, uninstall=uninstall)
     chosen = [t for t in targets if clients is not None or uninstall or t.is_present(host)]
     changes = {target.name: _sync_config(target, run) for target in chosen}
     results = [changes[t.name].result if t in chosen else _not_found(t, host) for t in targets]
     return results + _sync_skills(chosen, run, skill_dir, changes)
+
+
+def registration(command: tuple[str, ...], memory_root: Path | None, *, shared: bool = False,
+                 url: str | None = None, token_env: str | None = None) -> Registration:
+    """What the entries launch or reach (ValueError for a contradiction or a bad value)."""
+    remote = remote_server(shared=shared, url=url, token_env=token_env)
+    if remote is not None:
+        return Registration(launch=ServerLaunch.bridge(command, remote), remote=remote)
+    if memory_root is None:
+        raise ValueError("a memory root is needed unless the entries reach a --url")
+    root = Path(os.path.abspath(Path(memory_root).expanduser()))
+    launch = ServerLaunch.connect if shared else ServerLaunch.serve
+    return Registration(launch=launch(command, root))
+
+
+def remote_server(*, shared: bool, url: str | None,
+                  token_env: str | None) -> RemoteServer | None:
+    """The `--url` server, checked with the flags around it; None without one."""
+    if url is None:
+        if token_env is not None:
+            raise ValueError("--token-env names the token of a --url server; add --url URL")
+        return None
+    if shared:
+        raise ValueError("--shared (the local daemon of a root) and --url (a server "
+                         "elsewhere) exclude each other")
+    return RemoteServer.parse(url, token_env)
 
 
 def _not_found(target: ClientTarget, host: Host) -> ClientResult:
@@ -108,10 +139,12 @@ def _not_found(target: ClientTarget, host: Host) -> ClientResult:
 def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
     path = target.config_path(run.host)
     editor = _EDITORS[target.config_format]
-    entry = replace(target.entry(run.launch), name=run.name)
+    entry = replace(target.entry_for(run.registration), name=run.name)
 
     def result(action: Action, message: str, diff: str = "", *, planned: bool = False,
                text: str | None = None) -> _ConfigChange:
+        if planned and not run.uninstall:
+            message += _bridge_note(target, run.registration)
         return _ConfigChange(result=ClientResult(client=target.name, path=path, action=action,
                                                  message=message, diff=diff),
                              planned=planned, text=text)
@@ -141,6 +174,13 @@ def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
         return result("error", f"{path}: cannot write: {error}")
     message = _describe(target, path, entry.name, action, deleted=new is None, saved=saved)
     return result(action, message, diff, planned=True, text=new)
+
+
+def _bridge_note(target: ClientTarget, registration: Registration) -> str:
+    if registration.remote is None or target.remote_entry is not None:
+        return ""
+    return (f" ({target.title} has no entry for a remote server: it starts the stdio bridge "
+            f"`ai-memory connect --url`, which relays to {registration.remote.url})")
 
 
 def _describe(target: ClientTarget, path: Path, name: str, action: Action, *, deleted: bool,
@@ -244,7 +284,7 @@ def _still_registered(path: Path, run: _Run, changes: Mapping[str, _ConfigChange
             text = (change.text if change is not None and change.planned
                     else read_text(target.config_path(run.host)))
             names = _EDITORS[target.config_format].entry_names(
-                text, target.entry(run.launch).container)
+                text, target.entry_for(run.registration).container)
         except (ConfigSyntaxError, OSError):
             users.append(f"{target.name} (config unreadable)")
             continue

@@ -188,15 +188,23 @@ def _splice_upsert(body: str, entry: ServerEntry) -> str:
         return _replace_value(scanned, container.value, ours, dict(entry.fields))
     current = json5.loads(body[ours.value.start:ours.value.end])
     wanted = entry.merged(current)
+    for key in [key for key in current if key not in wanted]:  # the other transport's keys
+        scanned, target = _our_object(body, entry)
+        body = _remove_member(scanned, target, target.member(key))
     for key, value in wanted.items():
         if key in current and current[key] == value:
             continue
-        scanned = JsoncText.scan(body)
-        target = scanned.find_object((entry.container, entry.name))
-        if target is None:
-            raise JsoncScanError("entry vanished while editing")
+        scanned, target = _our_object(body, entry)
         body = _set_member(scanned, target, key, value)
     return body
+
+
+def _our_object(body: str, entry: ServerEntry) -> tuple[JsoncText, JsonNode]:
+    scanned = JsoncText.scan(body)
+    target = scanned.find_object((entry.container, entry.name))
+    if target is None:
+        raise JsoncScanError("entry vanished while editing")
+    return scanned, target
 
 
 def _splice_remove(body: str, entry: ServerEntry, keep_container: bool) -> str:

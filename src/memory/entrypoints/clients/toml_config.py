@@ -151,6 +151,8 @@ def _edit_with_tomlkit(doc: tomlkit.TOMLDocument, entry: ServerEntry,
             table.add(key, value)
         servers[entry.name] = table
         return doc.as_string()
+    for key in [key for key in current if key not in wanted]:  # the other transport's keys
+        del current[key]
     for key, value in wanted.items():
         if current.get(key) != value:
             current[key] = value

@@ -1,0 +1,97 @@
+"""Refresh progress on the terminal: a bar per stage on a TTY, plain lines otherwise, on stderr.
+
+A stage that waits without steps (the graph is built by Graphify in a child process, one
+step for the whole build) shows what it is doing and for how long, so it never looks stuck.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+DOING = {"graph": "building the knowledge graph (Graphify)", "index": "indexing notes"}
+UNITS = {"graph": "build", "index": "note"}
+
+
+@dataclass
+class _Stage:
+    started: float
+    done: int
+    total: int
+    printed: int | None = None  # the `done` of the last plain line
+    printed_at: float | None = None
+
+
+class TerminalProgress:
+    """A context manager whose value is the `progress(stage, done, total)` callback."""
+
+    def __init__(self, stream: TextIO | None = None, *, tick_s: float = 0.5,
+                 quiet_line_s: float = 10.0, clock=time.monotonic):
+        self._stream = stream or sys.stderr
+        self._tty = self._stream.isatty()
+        self._tick_s, self._quiet_line_s, self._clock = tick_s, quiet_line_s, clock
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._bars: dict = {}
+        self._stages: dict[str, _Stage] = {}
+
+    def __enter__(self):
+        threading.Thread(target=self._ticking, name="ai-memory-progress", daemon=True).start()
+        return self.update
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        with self._lock:
+            for bar in self._bars.values():
+                bar.close()
+        return False
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        now = self._clock()
+        with self._lock:
+            state = self._stages.setdefault(stage, _Stage(started=now, done=done, total=total))
+            state.done, state.total = done, total
+            if self._tty:
+                self._bar(stage, done, total)
+                return
+            step = max(1, total // 10)
+            if state.printed is None:  # a stage starts: say what it does
+                self._line(state, f"{stage}: {done}/{total}, {DOING.get(stage, stage)}", now)
+            elif done >= total:
+                self._line(state, f"{stage}: {done}/{total}, done in "
+                                  f"{now - state.started:.1f} s", now)
+            elif done - state.printed >= step:
+                self._line(state, f"{stage}: {done}/{total}", now)
+
+    def tick(self) -> None:
+        """Say what each unfinished stage is doing and for how long (the thread calls this)."""
+        now = self._clock()
+        with self._lock:
+            for stage, state in self._stages.items():
+                if state.done >= state.total:
+                    continue
+                doing = f"{DOING.get(stage, stage)}, {now - state.started:.0f} s"
+                if self._tty and stage in self._bars:
+                    self._bars[stage].set_postfix_str(doing, refresh=True)
+                elif not self._tty and now - (state.printed_at or now) >= self._quiet_line_s:
+                    self._line(state, f"{stage}: {state.done}/{state.total}, {doing}", now)
+
+    def _line(self, state: _Stage, text: str, now: float) -> None:
+        state.printed, state.printed_at = state.done, now
+        print(text, file=self._stream, flush=True)
+
+    def _bar(self, stage: str, done: int, total: int) -> None:
+        from tqdm import tqdm
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = self._bars[stage] = tqdm(total=total, desc=stage, file=self._stream,
+                                           unit=UNITS.get(stage, "step"))
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def _ticking(self) -> None:
+        while not self._stop.wait(self._tick_s):
+            self.tick()

@@ -1,0 +1,83 @@
+"""The command line as a person or a script meets it: results on stdout, warnings and progress
+on stderr in the CLI's own words, errors under --json as a JSON object with a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def cli(*args: str, root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memory", *args, "--root", str(root)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **OFFLINE})
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    note = tmp_path / "Decisions" / "Logging.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Logging\n\nAll services log JSON lines to stdout.\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_warnings_go_to_stderr_and_name_the_cli_command(root):
+    done = cli("health", root=root)  # no index yet: unhealthy, with a warning
+    assert done.returncode == 1
+    assert "warning: no index yet: run ai-memory refresh" in done.stderr
+    assert "warning:" not in done.stdout and "memory_refresh" not in done.stdout + done.stderr
+    assert done.stdout.startswith("UNHEALTHY: ")
+    as_json = cli("health", "--json", root=root)
+    assert json.loads(as_json.stdout)["warnings"] == [
+        "no index yet: run ai-memory refresh (nothing can be found)"]
+
+
+@pytest.mark.parametrize("args,kind,code", [
+    (("get", "no-such-note"), "not found", 3),
+    (("search", "retry", "--limit", "0"), "invalid request", 2),
+    (("get", "../outside.md"), "invalid request", 2),
+    (("search", "retry", "--bogus-flag"), "usage", 2),
+    (("refresh", "--mode", "sideways"), "usage", 2),
+])
+def test_an_error_under_json_is_a_json_object_and_a_non_zero_exit(root, args, kind, code):
+    done = cli(*args, "--json", root=root)
+    assert done.returncode == code, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["kind"] == kind and error["exit_code"] == code and error["message"]
+    assert "Traceback" not in done.stderr
+    plain = cli(*args, root=root)
+    assert plain.returncode == code and plain.stdout == ""
+    assert plain.stderr.strip() and not plain.stderr.lstrip().startswith("{")
+
+
+def test_serve_help_offers_no_json_flag(root):
+    done = subprocess.run([sys.executable, "-m", "memory", "serve", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "--json" not in done.stdout and "--no-watch" in done.stdout
+
+
+def test_a_full_refresh_says_what_the_graph_stage_is_doing(root):
+    done = cli("refresh", "--mode", "full", root=root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    assert "graph: 0/1, building the knowledge graph (Graphify)" in lines, done.stderr
+    assert any(line.startswith("graph: 1/1, done in ") for line in lines), done.stderr
+    assert done.stdout.startswith("refresh (full): ok")
+    assert "graph:" not in done.stdout.split("\n")[0]
+
+
+def test_a_name_from_a_non_utf8_terminal_is_refused_with_its_spelling(root):
+    done = subprocess.run([sys.executable, "-m", "memory", "get", b"caf\xe9.md", "--root",
+                           str(root), "--json"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **OFFLINE, "LC_ALL": "C.UTF-8"})
+    assert done.returncode == 2, done.stderr[-2000:]
+    error = json.loads(done.stdout)["error"]
+    assert error["kind"] == "invalid request" and "0xE9" in error["message"]
+    assert "%E9" in error["message"] and "Traceback" not in done.stderr

@@ -1,0 +1,90 @@
+"""memory_health says when the graph is behind the index (unhealthy when it still has notes that
+moved or went), and no answer tells a person to run a refresh while one is building the index."""
+
+from builders import World, make_doc
+
+from memory.adapters.inmemory import InMemoryRefreshProgress
+from memory.application.service import MemoryService
+from memory.domain.refresh import BuildProgress
+
+
+def docs():
+    return [make_doc("Repos/api/Notes/Retry.md", "# Retry\n\nRetry the webhook three times.",
+                     memory_id="retry", related=("Timeouts",)),
+            make_doc("Repos/api/Notes/Timeouts.md", "# Timeouts\n\nThe gateway cuts at 30 s.",
+                     memory_id="timeouts", title="Timeouts")]
+
+
+def fresh_world() -> World:
+    w = World(docs())
+    assert w.refresh("full").ok
+    return w
+
+
+def test_a_graph_in_step_with_the_index_is_healthy():
+    health = fresh_world().service.health()
+    assert health.healthy and health.graph.behind_index == 0
+    assert not any("graph behind" in p for p in health.graph.problems)
+
+
+def test_a_note_moved_since_the_graph_was_built_makes_health_unhealthy():
+    w = fresh_world()
+    w.source.delete("Repos/api/Notes/Timeouts.md")
+    w.source.put(make_doc("Repos/api/Archive/Timeouts.md", "# Timeouts\n\nThe gateway cuts at "
+                          "30 s.", memory_id="timeouts", title="Timeouts"))
+    assert w.service.refresh("index").ok  # the index follows; the graph does not
+    health = w.service.health()
+    assert not health.healthy and health.graph.behind_index == 2
+    problem = next(p for p in health.graph.problems if "graph behind index" in p)
+    assert "moved or were removed" in problem and "mode 'full'" in problem
+    assert w.service.refresh("full").ok
+    after = w.service.health()
+    assert after.healthy and after.graph.behind_index == 0
+
+
+def test_a_note_only_added_since_the_graph_is_a_warning_not_a_failure():
+    w = fresh_world()
+    w.source.put(make_doc("Repos/api/Notes/New.md", "# New\n\nA new note on queues.",
+                          memory_id="new"))
+    assert w.service.refresh("index").ok
+    health = w.service.health()
+    assert health.healthy and health.graph.behind_index == 1
+    assert any("graph behind index by 1 notes" in x and "miss the newest" in x
+               for x in health.warnings)
+    assert not any("graph behind" in p for p in health.graph.problems)
+
+
+def building_service(w: World, board: InMemoryRefreshProgress) -> MemoryService:
+    def before_search():
+        progress = board.read()
+        return ("stale", (f"{progress.describe()}; results are incomplete until it is done",))
+    return MemoryService(
+        engine=w.engine, indexer=w.indexer, source=w.source, chunks=w.chunks,
+        index=w.generations, graph=w.graph, graphs=w.graph, embedder=w.embedder,
+        feedback=w.feedback, history=w.history, clock=w.clock, before_search=before_search,
+        board=board)
+
+
+def test_while_the_index_is_being_built_nothing_says_run_a_refresh():
+    w = World(docs())  # no generation published yet
+    board = InMemoryRefreshProgress()
+    board.post(BuildProgress(stage="index", done=120, total=400, pid=77))
+    service = building_service(w, board)
+    packet = service.search("webhook retry")
+    assert not any("run memory_refresh" in x for x in packet.warnings), packet.warnings
+    assert "index being built: 120 of 400 notes, by process 77; results are incomplete " \
+           "until it is done" in packet.warnings
+    health = service.health()
+    assert not health.healthy
+    assert "no index generation yet: index being built: 120 of 400 notes, by process 77" in \
+        health.index.problems
+    assert not any("run memory_refresh" in x for x in (*health.warnings, *health.index.problems))
+    read_warnings = service._generation()[1]
+    assert read_warnings == ["index being built: 120 of 400 notes, by process 77; nothing can "
+                             "be found until it is done"]
+
+
+def test_without_a_build_running_the_missing_index_still_says_what_to_do():
+    w = World(docs())
+    service = building_service(w, InMemoryRefreshProgress())
+    assert any("run memory_refresh" in p for p in service.health().index.problems)
