@@ -144,6 +144,9 @@ async def test_the_write_tools_are_listed_as_writing_and_strict(agent):
     assert write["required"] == ["title", "body"]
     assert write["properties"]["body"]["maxLength"] == 256 * 1024
     assert "memory_edit" in agent.tools["memory_write"].description
+    health = await agent.call("memory_health")
+    assert health.structured_content["writes"] == {"enabled": True, "git_commit": False}
+    assert "writes: on" in health.content[0].text
 
 
 @pytest.mark.anyio
@@ -280,6 +283,9 @@ async def test_read_only_lists_no_write_tools(root, errlog):
         assert len(agent.tools) == 8 and not WRITE_TOOLS & set(agent.tools)
         with pytest.raises(MCPError, match="unknown tool 'memory_write'"):
             await agent.call("memory_write", title="x", body="x", repository="api")
+        health = await agent.call("memory_health")
+        assert health.structured_content["writes"]["enabled"] is False
+        assert "writes: off" in health.content[0].text
 
 
 def git(root: Path, *args: str) -> str:

@@ -762,3 +762,21 @@ def test_copilot_home_moves_the_copilot_config(linux, tmp_path):
     config = tmp_path / "copilot-home" / "mcp-config.json"
     assert launch_of("copilot", our_entry("copilot", load(config))) == [COMMAND, *linux.args]
     assert not (linux.home / ".copilot").exists()
+
+
+# -- read-only registrations -------------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_read_only_registration_launches_serve_read_only(linux, client):
+    linux.run(clients=[client], read_only=True)
+
+    entry = our_entry(client, load(linux.config(client)))
+    assert launch_of(client, entry) == [COMMAND, *linux.args, "--read-only"]
+
+
+@pytest.mark.parametrize("how", [{"shared": True}, {"url": "https://memory.example.com/mcp"}])
+def test_read_only_is_refused_for_a_server_the_entry_only_forwards_to(linux, how):
+    before = linux.snapshot()
+    with pytest.raises(ValueError, match="--read-only"):
+        linux.run(clients=["claude-code"], read_only=True, **how)
+    assert linux.snapshot() == before

@@ -142,6 +142,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--token-env", metavar="VAR",
                    help="with --url: the environment variable holding the bearer token "
                         "(only its name is written, never the token)")
+    s.add_argument("--read-only", action="store_true",
+                   help="register `serve --read-only`: agents search and read, but get no "
+                        "memory_write or memory_edit")
     s.add_argument("--dry-run", action="store_true",
                    help="print what would change, with diffs, and write nothing")
     s.add_argument("--uninstall", action="store_true",

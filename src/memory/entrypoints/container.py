@@ -31,6 +31,7 @@ from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
+from memory.domain.health import WriteAccess
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV
 
 
@@ -153,7 +154,9 @@ class UseCases(containers.DeclarativeContainer):
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
-        history=history, clock=clock, before_search=before_search, board=progress)
+        history=history, clock=clock, before_search=before_search, board=progress,
+        writes=providers.Factory(WriteAccess, enabled=config.writes_enabled,
+                                 git_commit=config.git_commit))
 
 
 class Application(containers.DeclarativeContainer):
@@ -183,7 +186,8 @@ def build(settings, *, serving: bool = False) -> Application:
         "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
         "auto_scope": getattr(settings, "auto_scope", True),
         "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION),
-        "git_commit": getattr(settings, "git_commit", False)})
+        "git_commit": getattr(settings, "git_commit", False),
+        "writes_enabled": not getattr(settings, "read_only", False)})
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from memory.application.capture_requests import (EditRequest, EditResult, WriteRequest,
                                                  WriteResult)
@@ -19,13 +19,13 @@ from memory.domain.note_edits import MAX_NOTE_BYTES
 from memory.domain.settable_fields import (MAX_IDENTITY_CHARS, MAX_ITEM_CHARS, MAX_ITEMS,
                                            MAX_TITLE_CHARS, SETTABLE)
 from memory.entrypoints import capture_presenters
-from memory.entrypoints.mcp_tools import _returns, answer
+from memory.entrypoints.mcp_tools import _returns, add_tools, answer
 
 if TYPE_CHECKING:
     from memory.application.capture import CaptureService
 
 T = TypeVar("T")
-MAX_KEY_CHARS = 100  # placement.KEY: a repository or project key
+MAX_SCOPE_KEY_CHARS = 100  # placement.KEY: the longest repository or project key a note takes
 MAX_HEADING_CHARS = 300
 
 Title = Annotated[str, Field(
@@ -37,11 +37,11 @@ Body = Annotated[str, Field(
                 "other arguments). At most 256 KB; never a secret's value: write where the "
                 "secret lives (vault path, variable name) instead.")]
 Repository = Annotated[str | None, Field(
-    max_length=MAX_KEY_CHARS,
+    max_length=MAX_SCOPE_KEY_CHARS,
     description="The repository the note is about (e.g. payments-api): it goes to "
                 "Repos/<repository>/Notes/. With ticket, to that ticket's folder.")]
 Project = Annotated[str | None, Field(
-    max_length=MAX_KEY_CHARS, description="The project the note is about: Projects/<key>/Notes/.")]
+    max_length=MAX_SCOPE_KEY_CHARS, description="The project the note is about: Projects/<key>/Notes/.")]
 Ticket = Annotated[str | None, Field(
     max_length=30, description="A ticket id like PAY-1234, given with its repository: "
                                "Repos/<repository>/Tickets/<ID>/Notes/.")]
@@ -178,19 +178,4 @@ class CaptureTools:
 
 def register_capture_tools(server: MCPServer, capture: Callable[[], CaptureService]) -> None:
     """Add memory_write and memory_edit; each call asks `capture()` for the CaptureService."""
-    tools = CaptureTools(capture)
-    for name, hints in ANNOTATIONS.items():
-        handler = getattr(tools, name)
-        server.add_tool(handler, name=name, title=hints.title, annotations=hints,
-                        description=" ".join(handler.__doc__.split()), structured_output=True)
-        _refuse_unknown_arguments(server, name)
-
-
-def _refuse_unknown_arguments(server: MCPServer, name: str) -> None:
-    # mcp 2.3 ignores argument keys a tool does not name, and has no public switch: a
-    # misspelt `alow_duplicate` must fail, not write a duplicate.
-    tool = server._tool_manager.get_tool(name)
-    model = tool.fn_metadata.arg_model
-    tool.fn_metadata.arg_model = type(model.__name__, (model,), {"model_config": ConfigDict(
-        extra="forbid", arbitrary_types_allowed=True, title=model.__name__)})
-    tool.parameters = tool.fn_metadata.arg_model.model_json_schema(by_alias=True)
+    add_tools(server, CaptureTools(capture), ANNOTATIONS)

@@ -109,7 +109,7 @@ def _clients(args, root: Path | None, remote) -> int:
             home=paths.home, platform=paths.platform, env=paths.env, command=paths.command,
             memory_root=root, skill_dir=paths.skill, clients=clients, name=args.name,
             shared=args.shared, url=args.url, token_env=args.token_env,
-            dry_run=args.dry_run, uninstall=args.uninstall)
+            dry_run=args.dry_run, uninstall=args.uninstall, read_only=args.read_only)
     except (ValueError, LauncherNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
