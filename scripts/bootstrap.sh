@@ -6,22 +6,18 @@
 # skip, without them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
-    && command -v apt-get >/dev/null 2>&1; then
-  echo "installing strace (apt-get)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  { apt-get install -y -qq --no-install-recommends strace \
-    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends strace; }; } \
-    >/dev/null 2>&1 || echo "warning: strace could not be installed; install it by hand" >&2
-fi
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
-    && command -v apt-get >/dev/null 2>&1; then
-  echo "installing chromium (apt-get)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  { apt-get install -y -qq --no-install-recommends chromium \
-    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }; } \
-    >/dev/null 2>&1 || echo "warning: chromium could not be installed; install it by hand" >&2
-fi
+apt_install_missing() {  # $1: command, $2: Debian package
+  if ! command -v "$1" >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
+      && command -v apt-get >/dev/null 2>&1; then
+    echo "installing $2 (apt-get)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq --no-install-recommends "$2" \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$2"; }; } \
+      >/dev/null 2>&1 || echo "warning: $2 could not be installed; install it by hand" >&2
+  fi
+}
+apt_install_missing strace strace
+apt_install_missing chromium chromium
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 if [ ! -x .venv/bin/python ]; then

@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -137,7 +136,7 @@ def test_bad_yaml_still_indexes_the_body_with_a_warning(root):
     assert "expected a mapping" in listed.warnings[0] and listed.chunks[0].text == "body"
 
 
-def test_yaml_alias_bomb_is_refused_quickly(root):
+def test_yaml_alias_bomb_and_deep_nesting_are_refused_unexpanded(root):
     bomb = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(ord("b"), ord("j")):
         prev = chr(i - 1)
@@ -146,10 +145,8 @@ def test_yaml_alias_bomb_is_refused_quickly(root):
     write(root, "bomb.md", "---\n" + "\n".join(bomb) + "\n---\nstill here\n")
     write(root, "deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\ndeep body\n")
     source = MarkdownNoteSource(root)
-    started = time.monotonic()
-    doc = source.load("bomb.md")
-    deep = source.load("deep.md")
-    assert time.monotonic() - started < 2
+    doc = source.load("bomb.md")  # expanded, it would be 9**9 strings
+    deep = source.load("deep.md")  # parsed, it would recurse 5,000 levels
     assert "aliases" in doc.warnings[0] and doc.chunks[0].text == "still here"
     assert doc.front_matter == {}
     assert "front matter ignored" in deep.warnings[0] and deep.chunks[0].text == "deep body"
