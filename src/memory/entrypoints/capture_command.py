@@ -25,16 +25,20 @@ def add_commands(sub, parents: list[argparse.ArgumentParser]) -> None:
                    help="a Markdown file holding the body, without front matter "
                         "(default '-': read stdin)")
     where = s.add_argument_group("where the note belongs (one of them, or --path)")
-    where.add_argument("--repository", "--repo", dest="repository", metavar="KEY")
-    where.add_argument("--ticket", metavar="ID", help="with --repository: a ticket's note")
-    where.add_argument("--project", metavar="KEY")
+    where.add_argument("--repository", "--repo", dest="repository", metavar="KEY",
+                       help="a note about this repository: Repos/KEY/Notes/")
+    where.add_argument("--ticket", metavar="ID",
+                       help="with --repository: a note of this ticket, e.g. PAY-142")
+    where.add_argument("--project", metavar="KEY",
+                       help="a note about this project: Projects/KEY/Notes/")
     where.add_argument("--kind", choices=("decision", "tool", "workflow", "reference", "person",
-                                          "area"), help="a cross-cutting note")
+                                          "area"), help="a cross-cutting note, in its own folder")
     where.add_argument("--path", help="an explicit path relative to the root, ending in .md")
     s.add_argument("--tag", dest="tags", action="append", metavar="TAG", help="repeatable")
     s.add_argument("--related", action="append", metavar="NOTE",
                    help="an existing note it relates to (repeatable)")
-    s.add_argument("--status", choices=("active", "needs-review", "superseded", "archived"))
+    s.add_argument("--status", choices=("active", "needs-review", "superseded", "archived"),
+                   help="the note's status (default: active)")
     s.add_argument("--supersedes", metavar="NOTE", help="an existing note this one replaces")
     s.add_argument("--allow-duplicate", action="store_true",
                    help="write even if the scope holds a note on the same subject")
@@ -42,12 +46,12 @@ def add_commands(sub, parents: list[argparse.ArgumentParser]) -> None:
     e = sub.add_parser("edit", parents=parents, help="change a note (as memory_edit)")
     e.add_argument("identity", help="memory_id, path relative to the root, or title")
     e.add_argument("content_hash", help="the content_hash `ai-memory get --json` showed")
-    e.add_argument("operation", choices=OPERATIONS)
+    e.add_argument("operation", choices=OPERATIONS, help="what to change: " + ", ".join(OPERATIONS))
     e.add_argument("--text", default="-", metavar="FILE",
                    help="append, replace_lines: a file holding the text (default '-': stdin)")
     e.add_argument("--heading", help="append: the heading to append under")
-    e.add_argument("--start-line", type=int)
-    e.add_argument("--end-line", type=int)
+    e.add_argument("--start-line", type=int, help="replace_lines: the first line (1-based)")
+    e.add_argument("--end-line", type=int, help="replace_lines: the last line (inclusive)")
     e.add_argument("--fields", metavar="JSON",
                    help='set_fields: a JSON object, e.g. \'{"status": "needs-review"}\'')
     e.add_argument("--superseded-by", metavar="NOTE", help="supersede: the replacing note")

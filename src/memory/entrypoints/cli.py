@@ -1,10 +1,11 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup, eval, graph and the
-shared server (token, daemon, connect).
+"""The `ai-memory` command line: the eight operations, write and edit, plus serve, setup, eval,
+graph and the shared server (token, daemon, connect).
 
 Results go to stdout (text, or JSON with --json); warnings, progress and errors go to
 stderr, except that under --json an error is a JSON object on stdout, so that a program
 reading the output always reads JSON. Exit codes: 0 ok, 1 failed (or unhealthy), 2 invalid
-request or usage, 3 not found, 4 busy, 130 interrupted, 141 reader gone.
+request or usage, 3 not found, 4 busy, 5 conflict (the note changed since it was read),
+130 interrupted, 141 reader gone.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.cancellation import Cancelled
+from memory.domain.capture_errors import (DuplicateKnowledge, EditConflict, SecretInNote,
+                                          SupersedeIncomplete, WriteBusy)
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
 from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
                                 status_presenters)
@@ -26,7 +29,10 @@ from memory.entrypoints.wording import cli_words, in_cli_words
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 # (kind, exit code) of each error ai-memory raises on purpose, most specific first.
-ERRORS = ((InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
+ERRORS = ((EditConflict, "conflict", 5), (DuplicateKnowledge, "duplicate", 2),
+          (SecretInNote, "secret refused", 2), (WriteBusy, "busy", 4),
+          (SupersedeIncomplete, "incomplete", 1),
+          (InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
           (RefreshBusy, "busy", 4), (Unavailable, "unavailable", 1), (Cancelled, "cancelled", 1),
           (AiMemoryError, "error", 1), (OSError, "error", 1))
 
@@ -292,7 +298,7 @@ def _dispatch(args) -> int:
         capture_command.check_serve_flags(_settings(args))
     if cmd in capture_command.COMMANDS:
         result, present = capture_command.run_capture(args, _settings(args))
-        _emit(args, result, present(result))
+        _emit(args, result, present)
         return 0
     if cmd == "serve" and args.http is not None:
         from memory.entrypoints.http.server import run_serve_http
