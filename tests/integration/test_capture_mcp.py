@@ -250,8 +250,7 @@ async def test_a_second_note_on_the_same_subject_is_refused_unless_allowed(agent
 
 
 @pytest.mark.anyio
-async def test_four_agents_appending_with_the_hash_they_read_lose_nothing(tmp_path):
-    root = make_root(tmp_path)
+async def test_four_agents_appending_with_the_hash_they_read_lose_nothing(root, tmp_path):
     target = root / "Decisions/Logging.md"
     outcomes: dict[str, list[str]] = {"accepted": [], "conflict": [], "other": []}
 
@@ -309,6 +308,8 @@ async def test_git_commit_makes_each_write_one_commit_authored_as_the_client(tmp
         edited = await agent.ok("memory_edit", identity=written["memory_id"],
                                 content_hash=read["content_hash"], operation="append",
                                 text="Tokens are scoped to one merchant account.")
+        health = await agent.call("memory_health")
+        assert health.structured_content["writes"] == {"enabled": True, "git_commit": True}
     log = git(root, "log", "--format=%an|%s|%H").splitlines()
     assert [entry.split("|")[:2] for entry in log[:2]] == [
         ["codex", f"memory_edit append: {written['path']}"],
