@@ -131,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="memory root folder (default: $AI_MEMORY_ROOT, else ~/AI-Memory)")
     s.add_argument("--install-clients", action="store_true",
                    help="register the server with every client whose configuration folder "
-                        "exists (or those named in --clients); implied by --shared and --url")
+                        "exists (or those named in --clients); implied by --shared, --url "
+                        "and --read-only")
     s.add_argument("--clients", metavar="NAMES",
                    help="comma-separated clients to register even if not found, or 'all': "
                         "codex, claude-code, claude-desktop, copilot, opencode, vscode")

@@ -74,7 +74,8 @@ def run_setup(args) -> int:
             status = _index_and_prove(root)
             if status:
                 return status
-    if args.install_clients or args.uninstall or args.clients or args.shared or remote:
+    if args.install_clients or args.uninstall or args.clients or args.shared or args.read_only \
+            or remote:
         return _clients(args, root, remote)
     return 0
 
