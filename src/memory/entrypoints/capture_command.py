@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from memory.domain.errors import InvalidRequest
-from memory.entrypoints import capture_presenters
 
 COMMANDS = ("write", "edit")
 CLI_AGENT = "ai-memory-cli"
@@ -87,6 +86,7 @@ def run_capture(args, settings):
     """The write or edit asked for: (its result, the presenter of its text)."""
     from memory.application.capture_requests import EditRequest, WriteRequest
     from memory.domain.new_note import Author
+    from memory.entrypoints import capture_presenters
     from memory.entrypoints.container import build
     capture = build(settings).use_cases.capture()
     author = Author.named(args.agent, source="cli")
