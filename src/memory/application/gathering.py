@@ -8,7 +8,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from attrs import evolve
 
 from memory.application.search_config import GatherConfig
-from memory.domain.candidates import CandidateLists, Gathered, Hit, Query, best_chunk
+from memory.domain.candidates import (CandidateLists, Gathered, Hit, Query, best_chunk,
+                                      standing_out)
 from memory.domain.citing import NoteText
 from memory.domain.errors import NotFound
 from memory.domain.graph import Neighbor
@@ -136,8 +137,10 @@ class StoreGatherer:
         seeds = list(dict.fromkeys(
             [*named, *(h.note.memory_id for h in lists.lexical[: cfg.graph_seeds]),
              *(h.note.memory_id for h in lists.semantic[: cfg.graph_seeds])]))
+        admitted = [(note, score) for note, score in self._related(seeds, cfg, warnings)
+                    if scope.admits(note)]
         notes = [n for n in self._notes(named) if scope.admits(n)]
-        notes += [note for note in self._related(seeds, cfg, warnings) if scope.admits(note)]
+        notes += standing_out(admitted, cfg.graph_contrast)
         position = lists.position()
         order: dict[str, Hit] = {}
         for note in notes:
@@ -148,7 +151,8 @@ class StoreGatherer:
                 break
         return tuple(order.values())
 
-    def _related(self, seeds: list[str], cfg: GatherConfig, warnings: list[str]) -> list[Note]:
+    def _related(self, seeds: list[str], cfg: GatherConfig,
+                 warnings: list[str]) -> list[tuple[Note, float]]:
         if self._graph is None or not seeds:
             return []
         try:
@@ -159,7 +163,8 @@ class StoreGatherer:
         except (Unavailable, StoreError) as exc:
             warnings.append(f"graph unavailable: {exc}")
             return []
-        return self._notes(m for m, _ in related)
+        return [(note, score) for note, score in
+                ((self._chunks.note(m), score) for m, score in related) if note is not None]
 
     def _named(self, query: Query) -> list[str]:
         """memory_ids of notes the query names by ticket id, identifier or path."""

@@ -21,6 +21,9 @@ class GatherConfig:
     semantic_depth: int = 50
     graph_depth: int = 20
     graph_seeds: int = 5
+    # A related note counts only if its proximity is this many times the median proximity
+    # of what the graph returned (see candidates.standing_out).
+    graph_contrast: float = 2.0
     semantic_wait_s: float = 2.0  # how long a search waits for the model to load
     use_lexical: bool = True
     use_semantic: bool = True

@@ -100,3 +100,15 @@ def best_chunk(chunks: Sequence[Chunk], features: QueryFeatures,
         return None
     return max(chunks, key=lambda c: (features.coverage(c.indexed_text), -c.ordinal))
 
+
+def standing_out(related: Sequence[tuple[Note, float]], contrast: float) -> list[Note]:
+    """Notes whose proximity is at least `contrast` times the median proximity.
+
+    Where everything is tied through the same hubs (one project, shared tags) proximity
+    carries no information and must not add noise.
+    """
+    if not related or contrast <= 0:
+        return [note for note, _ in related]
+    scores = sorted(score for _, score in related)
+    median = scores[len(scores) // 2]
+    return [note for note, score in related if score >= contrast * median]

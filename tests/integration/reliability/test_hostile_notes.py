@@ -17,6 +17,9 @@ import time
 import pytest
 from live_root import LiveRoot, mcp_caller
 
+from memory.domain.citing import ContextConfig
+from memory.domain.reading import MAX_READ_CHARS
+
 HANG_GUARD_S = 600  # fails a hang (a FIFO read, a stuck parser); the times are figures
 RSS_LIMIT_MB = 2500  # any process the refresh ran (it, the graph build, the model)
 ORDINARY = {f"Repos/app/Notes/Plain {i}.md": f"# Plain {i}\n\nThe plain{i}token note is "
@@ -161,6 +164,7 @@ def test_hostile_notes_are_named_in_warnings_and_everything_else_is_indexed(
 # -- hostile names and contents, through the real server and the CLI ------------------------
 
 CALL_TIMEOUT_S = 120
+PACKET_CHARS = ContextConfig().budget_chars  # of evidence text in one search packet
 # file name as bytes -> (the path the index gives it, a word only its body holds)
 NAMED: dict[bytes, tuple[str, str]] = {
     b"caf\xe9.md": ("caf%E9.md", "latinnametoken"),
@@ -231,6 +235,21 @@ async def call(session, name: str, **arguments):
     return result
 
 
+async def read_in_pages(session, identity: str, path: str) -> str:
+    """The whole note, read as a client must: page after page, each within its budget."""
+    pages, start = [], 1
+    while start is not None:
+        got = await call(session, "memory_get", identity=identity, start_line=start)
+        assert not got.is_error, (identity, got.content)
+        read = got.structured_content
+        assert read["path"] == path, identity
+        assert sum(len(line["text"]) for line in read["lines"]) <= MAX_READ_CHARS, identity
+        pages.append(json.dumps(read))
+        start = read.get("next_start_line")
+        assert len(pages) < 100, identity
+    return "".join(pages)
+
+
 async def every_tool_answers(root: LiveRoot, expected: dict[str, str]) -> dict:
     """One stdio server session: every note found by its word and read back by the path
     search cites; neighbours, paths, explain, health and refresh answer."""
@@ -246,12 +265,10 @@ async def every_tool_answers(root: LiveRoot, expected: dict[str, str]) -> dict:
                                      status="any")).structured_content
                 cited = {item["path"]: item["memory_id"] for item in packet["items"]}
                 assert path in cited, (path, token, packet["warnings"])
+                assert sum(len(item["text"]) for item in packet["items"]) <= PACKET_CHARS
                 ids[path] = cited[path]
                 for identity in {ids[path], *([path] if len(path) <= 1000 else [])}:
-                    got = await call(session, "memory_get", identity=identity)
-                    assert not got.is_error, (identity, got.content)
-                    assert got.structured_content["path"] == path, identity
-                    assert token in json.dumps(got.structured_content), identity
+                    assert token in await read_in_pages(session, identity, path), identity
                 for tool, args in (("memory_neighbors", {"identity": ids[path]}),
                                    ("memory_explain", {"query": token, "identity": path})):
                     await call(session, tool, **args)
