@@ -23,7 +23,7 @@ PLATFORMS = ("linux", "darwin", "win32")
 SKILL_CLIENTS = ("codex", "claude-code", "copilot", "opencode", "vscode")
 SHARED_SKILL_CLIENTS = ("codex", "copilot", "opencode", "vscode")  # all read ~/.agents/skills
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
-         "memory_refresh", "memory_health", "memory_feedback"}
+         "memory_refresh", "memory_health", "memory_feedback", "memory_write", "memory_edit"}
 
 
 class Layout:
@@ -637,7 +637,7 @@ def test_skill_front_matter_names_the_skill_and_says_when_to_use_it():
     assert (SKILL_SOURCE / "references" / "writing-notes.md").is_file()
 
 
-def test_skill_files_name_only_the_eight_tools():
+def test_skill_files_name_only_the_ten_tools():
     # `memory_id` is the note identity field (and a memory_feedback argument), not a tool
     allowed = TOOLS | {"memory_id"}
     found = set()
@@ -762,3 +762,21 @@ def test_copilot_home_moves_the_copilot_config(linux, tmp_path):
     config = tmp_path / "copilot-home" / "mcp-config.json"
     assert launch_of("copilot", our_entry("copilot", load(config))) == [COMMAND, *linux.args]
     assert not (linux.home / ".copilot").exists()
+
+
+# -- read-only registrations -------------------------------------------------------------
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_read_only_registration_launches_serve_read_only(linux, client):
+    linux.run(clients=[client], read_only=True)
+
+    entry = our_entry(client, load(linux.config(client)))
+    assert launch_of(client, entry) == [COMMAND, *linux.args, "--read-only"]
+
+
+@pytest.mark.parametrize("how", [{"shared": True}, {"url": "https://memory.example.com/mcp"}])
+def test_read_only_is_refused_for_a_server_the_entry_only_forwards_to(linux, how):
+    before = linux.snapshot()
+    with pytest.raises(ValueError, match="--read-only"):
+        linux.run(clients=["claude-code"], read_only=True, **how)
+    assert linux.snapshot() == before

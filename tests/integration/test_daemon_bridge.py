@@ -115,7 +115,7 @@ async def test_a_raw_client_through_the_bridge_sees_json_rpc_only_and_the_bridge
     with capsys.disabled():
         print(f"\n[bridge] RSS after a search: {rss_mb:.1f} MB", file=sys.stderr)
     assert replies[1]["result"]["serverInfo"]["name"] == "ai-memory"
-    assert len(replies[2]["result"]["tools"]) == 8
+    assert len(replies[2]["result"]["tools"]) == 10  # the eight tools, memory_write and memory_edit
     assert replies[3]["result"]["structuredContent"]["items"]
     assert replies["four"]["result"] == {}
     assert process.returncode == 0
@@ -135,7 +135,7 @@ def test_the_2026_revision_goes_through_the_bridge_and_stdin_eof_waits_for_answe
     replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
     assert done.returncode == 0, done.stderr
     assert replies[1]["result"]["resultType"] == "complete"
-    assert len(replies[1]["result"]["tools"]) == 8
+    assert len(replies[1]["result"]["tools"]) == 10
     assert replies[2]["result"]["structuredContent"]["items"]
 
 

@@ -101,7 +101,12 @@ async def test_a_read_token_reads_and_is_refused_every_tool_that_is_not_read_onl
         assert not found.is_error
         for name, arguments in [("memory_refresh", {}),
                                 ("memory_feedback", {"query": "q", "memory_id": "beta-deploy",
-                                                     "relevance": "relevant"})]:
+                                                     "relevance": "relevant"}),
+                               ("memory_write", {"title": "Reader note", "body": "x",
+                                                 "repository": "alpha"}),
+                               ("memory_edit", {"identity": "beta-deploy",
+                                                "content_hash": "0" * 64,
+                                                "operation": "archive"})]:
             with pytest.raises(MCPError) as refused:
                 with anyio.fail_after(60):
                     await session.call_tool(name, arguments)

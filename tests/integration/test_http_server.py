@@ -12,7 +12,7 @@ import pytest
 from http_harness import cli, git_work_tree, http_server, make_root, mcp_session
 
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
-         "memory_refresh", "memory_health", "memory_feedback"}
+         "memory_refresh", "memory_health", "memory_feedback", "memory_write", "memory_edit"}
 READ_ONLY = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
              "memory_health"}
 
@@ -64,6 +64,15 @@ async def test_every_tool_answers_over_streamable_http(server):
         top = packet["items"][0]
         assert top["path"] == "Repos/alpha/Notes/Deploy.md"
         assert top["citation"] == f"{top['path']}:L{top['start_line']}-L{top['end_line']}"
+        with anyio.fail_after(180):
+            written = await session.call_tool("memory_write", {
+                "title": "Canary bake time", "repository": "alpha",
+                "body": "A canary bakes for forty minutes behind the wombat gate."})
+        assert not written.is_error, written.content
+        assert written.structured_content["path"].startswith("Repos/alpha/Notes/")
+        found = (await session.call_tool("memory_search", {
+            "query": "wombat gate canary bake", "repository": "alpha"})).structured_content
+        assert found["items"][0]["path"] == written.structured_content["path"]
     assert "Traceback" not in server.log
 
 

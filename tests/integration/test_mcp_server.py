@@ -18,7 +18,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 TOOLS = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
-         "memory_refresh", "memory_health", "memory_feedback"}
+         "memory_refresh", "memory_health", "memory_feedback", "memory_write", "memory_edit"}
 READ_ONLY = {"memory_search", "memory_get", "memory_neighbors", "memory_path", "memory_explain",
              "memory_health"}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -163,7 +163,7 @@ async def test_spawn_to_tools_list_is_measured(served, capsys):
 
 
 @pytest.mark.anyio
-async def test_lists_exactly_the_eight_tools_with_annotations_and_bounds(served):
+async def test_lists_exactly_the_ten_tools_with_annotations_and_bounds(served):
     assert set(served.tools) == TOOLS
     for name, tool in served.tools.items():
         hints = tool.annotations

@@ -82,7 +82,7 @@ def test_setup_writes_six_live_configs_idempotently_and_uninstalls(tmp_path):
     assert Path(command[0]).is_absolute() and os.access(command[0], os.X_OK)
     assert command[1:] == ["serve", "--root", str(root.resolve())]
     tools = anyio.run(list_tools, command)
-    assert len(tools) == 8 and all(t.startswith("memory_") for t in tools)
+    assert len(tools) == 10 and all(t.startswith("memory_") for t in tools)
     for skill in SKILLS:
         assert (home / skill / "SKILL.md").is_file(), f"{skill} missing\n{first.stdout}"
 

@@ -56,15 +56,16 @@ class CaptureService:
         scope = request.scope.key if request.scope else ScopeKey.of_path(_path(request))
         related = tuple(self._known(name, "related").memory_id for name in request.related)
         old = self._known(request.supersedes, "supersedes") if request.supersedes else None
-        if not request.allow_duplicate:
-            self._refuse_duplicates(request, scope, old)
         note = NewNote(title=request.title, body=request.body, scope=request.scope,
                        memory_id=derive_memory_id(request.title, scope,
                                                   _TakenIds(self._catalogue)),
                        author=author, today=self._today(), note_type=request.note_type,
                        status=request.status, tags=request.tags, related=related,
                        supersedes=(old.memory_id,) if old else ())
-        written = self._create(request, checked(None, note.text()))
+        data = checked(None, note.text())  # a secret is refused before any search sees it
+        if not request.allow_duplicate:
+            self._refuse_duplicates(request, scope, old)
+        written = self._create(request, data)
         superseded = self._mark_superseded(old, note, written) if old else None
         paths = (written.path, *((superseded.path,) if superseded else ()))
         commit, warnings = self._commit(paths, f"memory_write: {note.title}", author)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
-from typing import Any
 
 from attrs import frozen
 
@@ -23,12 +21,11 @@ from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge
 from memory.application.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
-from memory.domain.refresh import GenerationInfo
+from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.ports.change_feed import ChangeFeed
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.index_generations import IndexGenerations
-from memory.ports.journal import RefreshHistory
 from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
@@ -45,21 +42,6 @@ class FreshnessConfig:
     background_pause_s: float = 1.0  # between its tries, the watcher lets searches in
     big_note_bytes: int = 256 * 1024  # notes this big are indexed after the small ones
     graph_debounce_s: float = 10.0  # the graph follows moved notes after this much quiet
-
-
-class ChangesOnlyHistory(RefreshHistory):
-    """The refresh history as the server's own refreshes write it: only when they changed
-    something. Several servers noticing the same edit leave one record, not one each."""
-
-    def __init__(self, history: RefreshHistory):
-        self._history = history
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        if any(stage.get("outcome") != "unchanged" for stage in record.get("stages", ())):
-            self._history.append(record)
-
-    def last(self) -> Mapping[str, Any] | None:
-        return self._history.last()
 
 
 class FreshnessPolicy:
@@ -178,6 +160,12 @@ class FreshnessPolicy:
             return None
         self._worker.request_index()
         return no_index_yet(notes)
+
+    def published(self, report: RefreshReport) -> None:
+        """A refresh this server made apart from its catch-ups (a write's one-note index):
+        the graph follows when it added or removed notes, as after a catch-up."""
+        if CatchUp(outcome="refreshed", report=report).moved_notes:
+            self._worker.request_graph()
 
     # -- the change feed -----------------------------------------------------------------
 

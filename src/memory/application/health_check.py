@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
-                                  IndexHealth, SecretNote, SelfCheck)
+                                  IndexHealth, SecretNote, SelfCheck, WriteAccess)
 from memory.domain.refresh import GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.domain.secrets import redact_lines, redact_text
@@ -41,11 +41,12 @@ class HealthCheck:
                  graph: GraphProvider | None, graphs: GraphGenerations | None,
                  embedder: Embedder, feedback: FeedbackLog, history: RefreshHistory,
                  clock: Clock, graph_lag: Callable[[], GraphLag | None] = lambda: None,
-                 board: RefreshProgressBoard | None = None):
+                 board: RefreshProgressBoard | None = None,
+                 writes: WriteAccess = WriteAccess(enabled=False)):
         self._source, self._chunks, self._index = source, chunks, index
         self._graph, self._graphs, self._embedder = graph, graphs, embedder
         self._feedback, self._history, self._clock = feedback, history, clock
-        self._graph_lag, self._board = graph_lag, board
+        self._graph_lag, self._board, self._writes = graph_lag, board, writes
 
     def health(self, warnings: list[str]) -> Health:
         index = self._index_health()
@@ -64,7 +65,7 @@ class HealthCheck:
                                     dimension=self._embedder.dimension, state=state,
                                     semantic_search=state == "ready"),
             last_refresh=_plain(self._history.last()),
-            feedback_records=self._feedback.count(), self_check=self_check,
+            feedback_records=self._feedback.count(), self_check=self_check, writes=self._writes,
             notes_past_review=self._past_review(), notes_with_secrets=self._secrets(),
             warnings=tuple(warnings))
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from attrs import evolve, frozen
+from attrs import evolve
 
-from memory.application.chunk_vectors import ChunkVectors
+from memory.application.chunk_vectors import MODEL_WAIT_S, ChunkVectors
 from memory.application.graph_refresh import GraphRefresh
 from memory.application.id_claims import IdClaims, Vectors
+from memory.application.note_paths import as_indexed, not_editable
 from memory.application.refresh_checks import failures_text, validate_index
-from memory.application.refresh_run import (NoteEdits, Progress, RefreshRun, batches,
-                                           read_notes)
+from memory.application.refresh_run import (NoteEdits, Progress, RefreshPolicy, RefreshRun,
+                                           batches, read_notes)
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import InvalidRequest
 from memory.domain.notes import NoteDocument
@@ -31,16 +32,6 @@ from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 __all__ = ["Indexer", "Progress", "RefreshPolicy"]
-
-
-@frozen(kw_only=True)
-class RefreshPolicy:
-    keep_generations: int = 3
-    grace_seconds: float = 60.0
-    lock_timeout_s: float = 120.0
-    max_graph_shrink: float = 0.5  # a graph losing more than half its notes needs force
-    embed_batch: int = 256  # chunks added (and progress reported) per step
-    embed_call: int = 64  # chunks per embedding call: the longest a cancel waits
 
 
 class Indexer:
@@ -91,6 +82,26 @@ class Indexer:
             stage = self._graph_stage(False, run)
         return self._recorded(RefreshReport(mode="graph", stages=(stage,)))
 
+    def refresh_paths(self, paths: Sequence[str], *, model_wait_s: float = MODEL_WAIT_S,
+                      cancel: CancelToken | None = None) -> RefreshReport:
+        """Index exactly these notes now, each as its file reads (a path no longer there
+        leaves the index); every other note keeps what the current generation holds.
+
+        No root scan: the cost grows with these notes. Each manifest entry is the file's
+        stat as a scan sees it, taken before it is read, so the watcher then finds nothing
+        to do and an edit made meanwhile is read again by the next refresh. Nothing is
+        indexed (outcome "skipped", with why) when the current generation cannot take
+        notes one at a time (see note_paths.not_editable).
+        """
+        run = RefreshRun(None, cancel, self._board)
+        warnings: list[str] = []
+        with self._locked(run):
+            stage = self._paths_stage(tuple(dict.fromkeys(paths)), model_wait_s, warnings, run)
+            if stage.outcome == "published":
+                self._collect(warnings)
+        return self._recorded(RefreshReport(mode="paths", stages=(stage,),
+                                            warnings=tuple(warnings)))
+
     @contextmanager
     def _locked(self, run: RefreshRun) -> Iterator[None]:
         try:
@@ -136,6 +147,34 @@ class Indexer:
         stage = self._index.stage(plan.base)
         try:
             return self._fill(stage, plan, edits, scan, current, warnings, run, started)
+        except BaseException:
+            stage.discard()
+            raise
+
+    def _paths_stage(self, paths: Sequence[str], model_wait_s: float, warnings: list[str],
+                     run: RefreshRun) -> StageReport:
+        started = self._clock.monotonic()
+        current = self._index.current()
+        skipped = not_editable(current, self._index, self._source.chunking, self._embedder,
+                               model_wait_s)
+        if skipped is not None or current is None:  # not_editable names a missing index
+            gen = current.id if current else None
+            return StageReport(stage="index", outcome="skipped", reason=skipped or "no index",
+                               generation=gen, previous=gen)
+        plan = plan_refresh(current=current, damage=[], model_id=current.model_id,
+                            chunking=self._source.chunking, full=False, force=False)
+        files = {p: f for p, f in ((p, self._source.stat(p)) for p in paths) if f is not None}
+        docs, unreadable = read_notes(self._source, list(files), warnings)
+        gone = [p for p in paths if p not in files and p in plan.previous]
+        edits = NoteEdits.of(docs, unreadable, gone, plan.previous)
+        if edits.empty or as_indexed(edits, files, plan.previous):
+            return StageReport(stage="index", outcome="unchanged", generation=current.id,
+                               previous=current.id, reason="these notes are indexed as they are",
+                               seconds=self._clock.monotonic() - started)
+        stage = self._index.stage(plan.base)
+        try:
+            return self._fill(stage, plan, edits, SourceScan(files=files), current, warnings,
+                              run, started)
         except BaseException:
             stage.discard()
             raise

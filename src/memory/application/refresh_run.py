@@ -16,6 +16,16 @@ from memory.ports.refresh_progress import RefreshProgressBoard
 Progress = Callable[[str, int, int], None]
 
 
+@frozen(kw_only=True)
+class RefreshPolicy:
+    keep_generations: int = 3
+    grace_seconds: float = 60.0
+    lock_timeout_s: float = 120.0
+    max_graph_shrink: float = 0.5  # a graph losing more than half its notes needs force
+    embed_batch: int = 256  # chunks added (and progress reported) per step
+    embed_call: int = 64  # chunks per embedding call: the longest a cancel waits
+
+
 class RefreshRun:
     """Progress goes to the caller and to the board other processes read; every step is
     also where a cancelled refresh stops."""

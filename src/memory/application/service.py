@@ -22,7 +22,7 @@ from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
-from memory.domain.health import Health
+from memory.domain.health import Health, WriteAccess
 from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
@@ -52,7 +52,8 @@ class MemoryService:
                  graphs: GraphGenerations | None, embedder: Embedder, feedback: FeedbackLog,
                  history: RefreshHistory, clock: Clock,
                  before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
-                 board: RefreshProgressBoard | None = None):
+                 board: RefreshProgressBoard | None = None,
+                 writes: WriteAccess = WriteAccess(enabled=False)):
         self.engine = engine
         self._indexer = indexer
         self._source = source
@@ -67,7 +68,7 @@ class MemoryService:
         self._health = HealthCheck(source=source, chunks=chunks, index=index, graph=graph,
                                    graphs=graphs, embedder=embedder, feedback=feedback,
                                    history=history, clock=clock, graph_lag=indexer.graph_lag,
-                                   board=board)
+                                   board=board, writes=writes)
 
     def with_search_config(self, config: SearchConfig) -> MemoryService:
         """This service searching under another configuration (benchmarks, ablations)."""

@@ -66,6 +66,14 @@ class SecretNote:
 
 
 @frozen(kw_only=True)
+class WriteAccess:
+    """Whether memory_write and memory_edit are served, and whether each write is committed."""
+
+    enabled: bool
+    git_commit: bool = False
+
+
+@frozen(kw_only=True)
 class Health:
     healthy: bool
     root: str
@@ -75,6 +83,7 @@ class Health:
     last_refresh: dict[str, Any] | None
     feedback_records: int
     self_check: SelfCheck
+    writes: WriteAccess
     notes_past_review: tuple[str, ...] = ()
     notes_with_secrets: tuple[SecretNote, ...] = ()
     warnings: tuple[str, ...] = ()

@@ -1,10 +1,11 @@
-"""The `ai-memory` command line: the eight operations plus serve, setup, eval, graph and the
-shared server (token, daemon, connect).
+"""The `ai-memory` command line: the eight operations, write and edit, plus serve, setup, eval,
+graph and the shared server (token, daemon, connect).
 
 Results go to stdout (text, or JSON with --json); warnings, progress and errors go to
 stderr, except that under --json an error is a JSON object on stdout, so that a program
 reading the output always reads JSON. Exit codes: 0 ok, 1 failed (or unhealthy), 2 invalid
-request or usage, 3 not found, 4 busy, 130 interrupted, 141 reader gone.
+request or usage, 3 not found, 4 busy, 5 conflict (the note changed since it was read),
+130 interrupted, 141 reader gone.
 """
 
 from __future__ import annotations
@@ -18,14 +19,20 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.cancellation import Cancelled
+from memory.domain.capture_errors import (DuplicateKnowledge, EditConflict, SecretInNote,
+                                          SupersedeIncomplete, WriteBusy)
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
-from memory.entrypoints import graph_command, note_presenters, presenters, status_presenters
+from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
+                                status_presenters)
 from memory.entrypoints.settings import Settings
 from memory.entrypoints.wording import cli_words, in_cli_words
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 # (kind, exit code) of each error ai-memory raises on purpose, most specific first.
-ERRORS = ((InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
+ERRORS = ((EditConflict, "conflict", 5), (DuplicateKnowledge, "duplicate", 2),
+          (SecretInNote, "secret refused", 2), (WriteBusy, "busy", 4),
+          (SupersedeIncomplete, "incomplete", 1),
+          (InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
           (RefreshBusy, "busy", 4), (Unavailable, "unavailable", 1), (Cancelled, "cancelled", 1),
           (AiMemoryError, "error", 1), (OSError, "error", 1))
 
@@ -75,6 +82,7 @@ def _operation_commands(sub, located, output, scoped, graph_scoped) -> None:
     """serve, then the operations from search to health (feedback and setup follow)."""
     s = sub.add_parser("serve", parents=[located], help="run the MCP stdio server")
     s.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+    capture_command.add_serve_flags(s)
     _http_flags(s)
     common = [located, output]
     limit = _Parser(add_help=False)
@@ -123,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="memory root folder (default: $AI_MEMORY_ROOT, else ~/AI-Memory)")
     s.add_argument("--install-clients", action="store_true",
                    help="register the server with every client whose configuration folder "
-                        "exists (or those named in --clients); implied by --shared and --url")
+                        "exists (or those named in --clients); implied by --shared, --url "
+                        "and --read-only")
     s.add_argument("--clients", metavar="NAMES",
                    help="comma-separated clients to register even if not found, or 'all': "
                         "codex, claude-code, claude-desktop, copilot, opencode, vscode")
@@ -140,12 +149,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--token-env", metavar="VAR",
                    help="with --url: the environment variable holding the bearer token "
                         "(only its name is written, never the token)")
+    s.add_argument("--read-only", action="store_true",
+                   help="register `serve --read-only`: agents search and read, but get no "
+                        "memory_write or memory_edit")
     s.add_argument("--dry-run", action="store_true",
                    help="print what would change, with diffs, and write nothing")
     s.add_argument("--uninstall", action="store_true",
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     _shared_server_commands(sub, common)
+    capture_command.add_commands(sub, common)
     graph_command.add_arguments(sub.add_parser(
         "graph", parents=common, help="write an interactive HTML page of the graph"))
     s = sub.add_parser("eval", parents=common, help="score labelled queries (shared/eval format)")
@@ -235,7 +248,8 @@ def _failed(as_json: bool, kind: str, message: str, code: int) -> int:
 
 def _settings(args, must_exist: bool = True) -> Settings:
     return Settings.resolve(args.root, args.state_dir, watch=not getattr(args, "no_watch", False),
-                            must_exist=must_exist)
+                            must_exist=must_exist, read_only=getattr(args, "read_only", False),
+                            git_commit=getattr(args, "git_commit", False))
 
 
 def _service(args):
@@ -281,6 +295,12 @@ READERS = {
 
 def _dispatch(args) -> int:
     cmd = args.command
+    if cmd == "serve":
+        capture_command.check_serve_flags(_settings(args))
+    if cmd in capture_command.COMMANDS:
+        result, present = capture_command.run_capture(args, _settings(args))
+        _emit(args, result, present)
+        return 0
     if cmd == "serve" and args.http is not None:
         from memory.entrypoints.http.server import run_serve_http
         return run_serve_http(args, _settings(args))

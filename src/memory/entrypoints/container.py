@@ -6,23 +6,42 @@ from dependency_injector import containers, providers
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
 from memory.adapters.git import GitSourceControl
+from memory.adapters.git.note_history import GitNoteHistory
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.graphify.graph_picture import GraphifyGraphPicture
 from memory.adapters.markdown import MarkdownNoteSource
+from memory.adapters.markdown.note_writer import MarkdownNoteWriter
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.browse import NoteBrowser
-from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
+from memory.application.capture import CaptureService
+from memory.application.capture_index import (IndexCatalogue, IndexedWrites, IndexNoteEvidence,
+                                              IndexSimilarNotes)
+from memory.application.changes_only_history import ChangesOnlyHistory
+from memory.application.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.picture import MemoryPicture
 from memory.application.retrieval import RetrievalEngine
-from memory.application.search_config import SearchConfig
+from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
+from memory.domain.health import WriteAccess
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
+
+
+# Near duplicates of a write are judged on the index's own signals in the write's scope:
+# no graph, and the model may take a while to load (the write waits for it anyway).
+DUPLICATE_SEARCH = SearchConfig(gather=GatherConfig(use_graph=False, semantic_wait_s=30.0),
+                                hop=None)
+WRITE_POLICY = RefreshPolicy(lock_timeout_s=10.0)  # then the write says it is not indexed yet
+
+
+def _note_history(root: str, enabled: bool) -> GitNoteHistory | None:
+    """Commits of each write (serve --git-commit); InvalidRequest outside a git work tree."""
+    return GitNoteHistory.for_root(root) if enabled else None
 
 
 class Gateways(containers.DeclarativeContainer):
@@ -50,6 +69,10 @@ class Gateways(containers.DeclarativeContainer):
     change_feed = providers.Singleton(WatchfilesChangeFeed, root=config.root,
                                       state_dir=config.state_dir)
     source_control = providers.Singleton(GitSourceControl)
+    writer = providers.Singleton(MarkdownNoteWriter, root=config.root,
+                                 excluded=providers.List(config.state_dir))
+    note_history = providers.Singleton(_note_history, root=config.root,
+                                       enabled=config.git_commit)
 
 
 class UseCases(containers.DeclarativeContainer):
@@ -72,10 +95,13 @@ class UseCases(containers.DeclarativeContainer):
     clock = providers.Dependency()
     change_feed = providers.Dependency()
     source_control = providers.Dependency()
+    writer = providers.Dependency()
+    note_history = providers.Dependency()
     search_config = providers.Object(SearchConfig())
     default_repository = providers.Object(None)
     before_search = providers.Object(None)
     freshness_config = providers.Object(FreshnessConfig())
+    written = providers.Object(None)  # hears of each write's refresh (serving: the graph)
 
     engine = providers.Singleton(
         RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=graph,
@@ -86,10 +112,15 @@ class UseCases(containers.DeclarativeContainer):
         clock=clock, history=history, graphs=graphs, board=progress)
     # Refreshes the server makes on its own wait only briefly for another process's lock,
     # and are recorded only when they changed something.
+    changes_history = providers.Singleton(ChangesOnlyHistory, history)
     quick_indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
-        clock=clock, history=providers.Singleton(ChangesOnlyHistory, history), graphs=graphs,
+        clock=clock, history=changes_history, graphs=graphs,
         policy=providers.Object(RefreshPolicy(lock_timeout_s=3.0)), board=progress)
+    write_indexer = providers.Singleton(
+        Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
+        clock=clock, history=changes_history, graphs=graphs,
+        policy=providers.Object(WRITE_POLICY))
     freshness = providers.Singleton(
         FreshnessPolicy, source=source, index=index, indexer=quick_indexer, embedder=embedder,
         clock=clock, feed=change_feed, config=freshness_config, board=progress)
@@ -99,10 +130,21 @@ class UseCases(containers.DeclarativeContainer):
         enabled=config.auto_scope)
     browser = providers.Singleton(NoteBrowser, chunks=chunks, source=source, index=index)
     picture = providers.Singleton(MemoryPicture, graph=graph_picture, chunks=chunks)
+    capture = providers.Singleton(
+        CaptureService, writer=writer, catalogue=providers.Singleton(IndexCatalogue, chunks),
+        similar=providers.Singleton(
+            IndexSimilarNotes, engine=providers.Singleton(
+                RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=None,
+                config=providers.Object(DUPLICATE_SEARCH)), chunks=chunks, index=index),
+        indexer=providers.Singleton(IndexedWrites, write_indexer, published=written),
+        evidence=providers.Singleton(IndexNoteEvidence, chunks, index), clock=clock,
+        history=note_history)
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
         index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
-        history=history, clock=clock, before_search=before_search, board=progress)
+        history=history, clock=clock, before_search=before_search, board=progress,
+        writes=providers.Factory(WriteAccess, enabled=config.writes_enabled,
+                                 git_commit=config.git_commit))
 
 
 class Application(containers.DeclarativeContainer):
@@ -115,7 +157,8 @@ class Application(containers.DeclarativeContainer):
         graph_picture=gateways.graph_picture,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
         progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
-        source_control=gateways.source_control)
+        source_control=gateways.source_control, writer=gateways.writer,
+        note_history=gateways.note_history)
 
 
 def build(settings, *, serving: bool = False) -> Application:
@@ -132,10 +175,13 @@ def build(settings, *, serving: bool = False) -> Application:
         "auto_scope": getattr(settings, "auto_scope", True),
         "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION),
         "model_cache": str(getattr(settings, "model_cache", None) or default_model_cache()),
-        "graph_memory_mb": getattr(settings, "graph_memory_mb", None)})
+        "graph_memory_mb": getattr(settings, "graph_memory_mb", None),
+        "git_commit": getattr(settings, "git_commit", False),
+        "writes_enabled": not getattr(settings, "read_only", False)})
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))
         app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
+        app.use_cases.written.override(app.use_cases.freshness.provided.published)
     return app

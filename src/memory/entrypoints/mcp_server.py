@@ -25,7 +25,10 @@ from pydantic import ValidationError
 
 from memory import __version__
 from memory.domain.cancellation import Cancelled
+from memory.domain.capture_errors import (DuplicateKnowledge, EditConflict, SecretInNote,
+                                          SupersedeIncomplete, WriteBusy)
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.entrypoints.mcp_capture_tools import register_capture_tools
 from memory.entrypoints.mcp_prompts import register_prompts
 from memory.entrypoints.mcp_resources import register_resources
 from memory.entrypoints.mcp_roots import ClientRoots
@@ -34,6 +37,7 @@ from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
     from memory.application.browse import NoteBrowser
+    from memory.application.capture import CaptureService
     from memory.application.service import MemoryService
     from memory.entrypoints.container import Application
     from memory.entrypoints.settings import Settings
@@ -58,7 +62,17 @@ projects, decisions, tools and workflows, written by people and by agents like y
 - memory_health explains empty or stale results; memory_feedback records whether a result
   helped."""
 
-_KINDS = ((InvalidRequest, "invalid request"), (NotFound, "not found"),
+# Most specific first: a duplicate or a secret is also an invalid request.
+# Said only by a server that lists the write tools.
+WRITE_INSTRUCTIONS = """
+- To save what you learned, search first, then memory_edit the note that covers it (with
+  the content_hash memory_get returned) or memory_write a new one in its scope; both are
+  indexed before they return. On `conflict:` read the note again and redo the edit; on
+  `duplicate:` edit the note named instead."""
+
+_KINDS = ((EditConflict, "conflict"), (DuplicateKnowledge, "duplicate"),
+          (SecretInNote, "secret refused"), (SupersedeIncomplete, "incomplete"),
+          (WriteBusy, "busy"), (InvalidRequest, "invalid request"), (NotFound, "not found"),
           (RefreshBusy, "busy"), (Unavailable, "unavailable"), (Cancelled, "cancelled"))
 
 
@@ -178,20 +192,25 @@ def build_server(service_factory: Callable[[], MemoryService], *,
                  warm: Callable[[], None] | None = None,
                  roots: Callable[[list[str]], None] | None = None,
                  browser: Callable[[], NoteBrowser] | None = None,
+                 capture: Callable[[], CaptureService] | None = None,
                  **transport: Any) -> MCPServer:
     """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once).
 
     `roots(folders)` receives the client's workspace folders when it exposes them;
-    `browser()` gives the notes offered as resources. `transport` goes to the SDK server as
-    is: the HTTP server's `auth` and `token_verifier`.
+    `browser()` gives the notes offered as resources; `capture()` the CaptureService of the
+    write tools, left out when None (read-only). `transport` goes to the SDK server as is:
+    the HTTP server's `auth` and `token_verifier`.
     """
     middleware = [*([_WarmUp(warm)] if warm else []), *([ClientRoots(roots)] if roots else [])]
     server = AiMemoryServer(
-        "ai-memory", title="ai-memory", version=__version__, instructions=INSTRUCTIONS,
+        "ai-memory", title="ai-memory", version=__version__,
+        instructions=INSTRUCTIONS + (WRITE_INSTRUCTIONS if capture is not None else ""),
         description="Long-term memory for coding agents: cited evidence from Markdown notes.",
         middleware=middleware or None,
         log_level="WARNING", **transport)
     register_tools(server, service_factory)
+    if capture is not None:
+        register_capture_tools(server, capture)
     register_prompts(server)
     if browser is not None:
         register_resources(server, browser)
@@ -229,6 +248,15 @@ class LazyApplication:
         self.service()  # builds the container once
         return self._app.use_cases.browser()
 
+    def capture(self) -> CaptureService:
+        self.service()  # builds the container once
+        return self._app.use_cases.capture()
+
+    @property
+    def writes(self) -> Callable[[], CaptureService] | None:
+        """What the write tools call, or None when the server is read-only."""
+        return None if self._settings.read_only else self.capture
+
     def warm(self) -> None:
         """Build the service, start loading the embedding model, then watch the root."""
         self.service()
@@ -265,7 +293,8 @@ def serve(settings: Settings) -> int:
     if not isinstance(sys.stdout, StdoutGuard):
         sys.stdout = StdoutGuard(sys.stdout, sys.stderr)
     app = LazyApplication(settings)
-    server = build_server(app.service, warm=app.warm, roots=app.set_roots, browser=app.browser)
+    server = build_server(app.service, warm=app.warm, roots=app.set_roots, browser=app.browser,
+                          capture=app.writes)
     log.info("ai-memory %s serving %s over stdio%s", __version__, settings.root,
              "" if settings.watch else " (not watching)")
     try:

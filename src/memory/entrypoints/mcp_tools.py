@@ -222,8 +222,12 @@ def description(handler: Callable) -> str:
 
 def register_tools(server: MCPServer, service: Callable[[], MemoryService]) -> None:
     """Add the eight tools to `server`; each call asks `service()` for the MemoryService."""
-    tools = MemoryTools(service)
-    for name, hints in ANNOTATIONS.items():
+    add_tools(server, MemoryTools(service), ANNOTATIONS)
+
+
+def add_tools(server: MCPServer, tools: object, annotations: dict[str, ToolAnnotations]) -> None:
+    """Add each handler of `tools` named in `annotations`, with strict arguments."""
+    for name, hints in annotations.items():
         handler = getattr(tools, name)
         server.add_tool(handler, name=name, title=hints.title, annotations=hints,
                         description=description(handler), structured_output=True)

@@ -41,10 +41,13 @@ class Settings:
     embedding_precision: str = DEFAULT_PRECISION
     model_cache: Path | None = None  # None: default_model_cache()
     graph_memory_mb: int | None = None  # None: the graph build's own cap (4 GiB)
+    read_only: bool = False  # serve without memory_write and memory_edit
+    git_commit: bool = False  # each write or edit is one commit of the root's git work tree
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
-                watch: bool = True, must_exist: bool = True) -> Settings:
+                watch: bool = True, must_exist: bool = True, *, read_only: bool = False,
+                git_commit: bool = False) -> Settings:
         raw = root or environment_root()
         if not raw:
             raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
@@ -58,7 +61,8 @@ class Settings:
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
                    cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
                    model_cache=default_model_cache(),
-                   graph_memory_mb=_megabytes(os.environ.get(GRAPH_MEMORY_ENV)))
+                   graph_memory_mb=_megabytes(os.environ.get(GRAPH_MEMORY_ENV)),
+                   read_only=read_only, git_commit=git_commit)
 
 
 def environment_root() -> str | None:

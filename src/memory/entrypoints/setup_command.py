@@ -73,7 +73,8 @@ def run_setup(args) -> int:
             status = _index_and_prove(root)
             if status:
                 return status
-    if args.install_clients or args.uninstall or args.clients or args.shared or remote:
+    if args.install_clients or args.uninstall or args.clients or args.shared or args.read_only \
+            or remote:
         return _clients(args, root, remote)
     return 0
 
@@ -108,7 +109,7 @@ def _clients(args, root: Path | None, remote) -> int:
             home=paths.home, platform=paths.platform, env=paths.env, command=paths.command,
             memory_root=root, skill_dir=paths.skill, clients=clients, name=args.name,
             shared=args.shared, url=args.url, token_env=args.token_env,
-            dry_run=args.dry_run, uninstall=args.uninstall)
+            dry_run=args.dry_run, uninstall=args.uninstall, read_only=args.read_only)
     except (ValueError, LauncherNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.domain.feedback import FeedbackReceipt
-from memory.domain.health import Health
+from memory.domain.health import Health, WriteAccess
 from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.entrypoints.presenters import generation_line, warning_lines
 from memory.entrypoints.text_safety import shown
@@ -49,6 +49,7 @@ def health_text(h: Health) -> str:
         f"embedder: {shown(emb.model_id)} [{shown(emb.state)}]; semantic search "
         f"{'on' if emb.semantic_search else 'off'}",
         f"self-check: {'ok' if h.self_check.ok else 'FAILED'}: {shown(h.self_check.detail)}",
+        _writes(h.writes),
     ]
     out += [f"problem: {shown(p)}" for p in (*idx.problems, *graph.problems)]
     if h.notes_past_review:
@@ -57,6 +58,13 @@ def health_text(h: Health) -> str:
             f"({', '.join(n.kinds)})" for n in h.notes_with_secrets]
     out += warning_lines(h.warnings)
     return "\n".join(out)
+
+
+def _writes(writes: WriteAccess) -> str:
+    if not writes.enabled:
+        return "writes: off (read-only: no memory_write or memory_edit)"
+    return "writes: on (memory_write, memory_edit)" + (
+        "; each one committed to the root's git work tree" if writes.git_commit else "")
 
 
 def feedback_text(r: FeedbackReceipt) -> str:

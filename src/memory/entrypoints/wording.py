@@ -13,12 +13,14 @@ T = TypeVar("T")
 # Fields of results that hold messages to a person, never note text.
 MESSAGE_FIELDS = frozenset({"warnings", "problems", "no_answer_reason", "reason", "detail", "why"})
 _FULL = re.compile(r"\bmemory_refresh with mode 'full'")
-_TOOL = re.compile(r"\bmemory_(search|get|neighbors|path|explain|refresh|health|feedback)\b")
+_TOOL = re.compile(
+    r"\bmemory_(search|get|neighbors|path|explain|refresh|health|feedback|write|edit)\b")
 
 
 def cli_words(message: str) -> str:
     """A core message as the command line says it."""
-    return _TOOL.sub(r"ai-memory \1", _FULL.sub("ai-memory refresh --mode full", message))
+    message = _FULL.sub("ai-memory refresh --mode full", message)
+    return _TOOL.sub(r"ai-memory \1", message.replace("allow_duplicate=true", "--allow-duplicate"))
 
 
 def in_cli_words(value: T) -> T:

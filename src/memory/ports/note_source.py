@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from memory.domain.notes import NoteDocument
-from memory.domain.refresh import SourceScan
+from memory.domain.refresh import SourceFile, SourceScan
 
 
 @runtime_checkable
@@ -23,6 +23,13 @@ class NoteSource(Protocol):
         """List every indexable Markdown file by relative path (stat only, no reading).
 
         Raises NotFound when the root itself is missing or unreadable.
+        """
+
+    def stat(self, path: str) -> SourceFile | None:
+        """One file as scan() would list it (same path, size and mtime), or None when
+        scan() would not list it (missing, hidden, too big, not a note); no root scan.
+
+        InvalidRequest for a path that is no note path (outside the root, absolute).
         """
 
     def load(self, path: str) -> NoteDocument:

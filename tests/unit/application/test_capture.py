@@ -257,3 +257,11 @@ def test_four_threads_appending_with_the_hash_they_read_lose_nothing(service, ro
     assert other == []
     assert len(accepted) + len(conflicts) == 100 and accepted
     assert sorted(line for line in lines if line.startswith("agent ")) == sorted(accepted)
+
+
+def test_a_secret_is_refused_before_a_duplicate_search_sees_the_text(service, index):
+    index.near = [DuplicateCandidate(memory_id="api-retry-v1", path="Repos/api/Notes/retry-v1.md",
+                                     title="Retry keys", reason="similar text")]
+    with pytest.raises(SecretInNote):
+        write(service, repository="api", body="AWS key AKIAABCDEFGHIJKLMNOP here")
+    assert index.asked == []

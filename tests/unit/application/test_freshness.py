@@ -8,7 +8,8 @@ import pytest
 from builders import World, edit, make_doc
 
 from memory.adapters.inmemory import InMemoryChangeFeed, InMemoryNoteSource, InMemoryRefreshHistory
-from memory.application.freshness import ChangesOnlyHistory, FreshnessConfig, FreshnessPolicy
+from memory.application.changes_only_history import ChangesOnlyHistory
+from memory.application.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.service import MemoryService
 

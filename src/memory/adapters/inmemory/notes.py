@@ -47,6 +47,9 @@ class InMemoryNoteSource(NoteSource):
         files.update({p: SourceFile(path=p, size=1, mtime_ns=0) for p in self.unreadable})
         return SourceScan(files=files)
 
+    def stat(self, path: str) -> SourceFile | None:
+        return self.scan().files.get(note_path(path))
+
     def load(self, path: str) -> NoteDocument:
         path = note_path(path)
         if path in self.unreadable:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from memory.adapters.markdown.file_names import printable_name, printable_path, real_path
+from memory.adapters.markdown.file_names import (find_entry, printable_name, printable_path,
+                                                 real_path)
 from memory.domain.chunking import CHUNKING_VERSION
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.markdown import front_matter_lines, split_lines
@@ -148,6 +149,27 @@ class MarkdownNoteSource(NoteSource):
                             f"{self._max_file_bytes}-byte limit")
             return
         files[rel] = SourceFile(path=rel, size=info.st_size, mtime_ns=info.st_mtime_ns)
+
+    def stat(self, path: str) -> SourceFile | None:
+        """The scan's rules, applied to one entry of one folder: what scan() would list."""
+        rel = printable_path(note_path(path))
+        parts = rel.split("/")
+        folder = self._root
+        for part in parts[:-1]:
+            folder = os.path.join(folder, find_entry(folder, part))
+            if part.startswith(".") or os.path.islink(folder) or not os.path.isdir(folder):
+                return None  # the scan never enters hidden or linked folders
+        files: dict[str, SourceFile] = {}
+        try:
+            with os.scandir(folder) as it:
+                named = [e for e in it if printable_name(e.name) == parts[-1]]
+            # A name spelled exactly so wins over one escaped to that spelling, as in scan.
+            entry = next((e for e in named if e.name == parts[-1]), named[0] if named else None)
+            if entry is not None:
+                self._visit(entry, rel, [], files, [])
+        except OSError:
+            return None
+        return files.get(rel)
 
     # -- load ---------------------------------------------------------------------------
 

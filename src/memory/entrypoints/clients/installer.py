@@ -82,7 +82,7 @@ def install_clients(*, home: Path, platform: str, env: Mapping[str, str],
                     skill_dir: Traversable, clients: Sequence[str] | None = None,
                     name: str | None = None, shared: bool = False, url: str | None = None,
                     token_env: str | None = None, dry_run: bool = False,
-                    uninstall: bool = False) -> list[ClientResult]:
+                    uninstall: bool = False, read_only: bool = False) -> list[ClientResult]:
     """Merge (or with `uninstall`, remove) our server entry and skill copy for each client.
 
     With `clients=None` the clients that seem installed are registered and the others are
@@ -91,12 +91,14 @@ def install_clients(*, home: Path, platform: str, env: Mapping[str, str],
     registers `ai-memory-<name>`, so entries for several memory roots sit side by side.
     Entries start `serve --root` by default; `shared` registers the bridge to the root's
     daemon; `url` (with the token's variable `token_env`) a server someone else runs.
+    `read_only` registers `serve --read-only`, without the write tools.
     """
     targets = select_targets(clients)
     host = Host(home=Path(home), platform=platform, env=env)
     run = _Run(host=host, registration=registration(as_command(command), memory_root,
                                                      shared=shared, url=url,
-                                                     token_env=token_env),
+                                                     token_env=token_env,
+                                                     read_only=read_only),
                name=entry_name(name), dry_run=dry_run, uninstall=uninstall)
     chosen = [t for t in targets if clients is not None or uninstall or t.is_present(host)]
     changes = {target.name: _sync_config(target, run) for target in chosen}
@@ -105,16 +107,22 @@ def install_clients(*, home: Path, platform: str, env: Mapping[str, str],
 
 
 def registration(command: tuple[str, ...], memory_root: Path | None, *, shared: bool = False,
-                 url: str | None = None, token_env: str | None = None) -> Registration:
+                 url: str | None = None, token_env: str | None = None,
+                 read_only: bool = False) -> Registration:
     """What the entries launch or reach (ValueError for a contradiction or a bad value)."""
     remote = remote_server(shared=shared, url=url, token_env=token_env)
+    if read_only and (shared or remote is not None):
+        # The bridge cannot take tools away from a server it only forwards to.
+        raise ValueError("--read-only registers a server of the client's own: a shared daemon "
+                         "or a --url server is made read-only where it runs (serve --read-only)")
     if remote is not None:
         return Registration(launch=ServerLaunch.bridge(command, remote), remote=remote)
     if memory_root is None:
         raise ValueError("a memory root is needed unless the entries reach a --url")
     root = Path(os.path.abspath(Path(memory_root).expanduser()))
-    launch = ServerLaunch.connect if shared else ServerLaunch.serve
-    return Registration(launch=launch(command, root))
+    if shared:
+        return Registration(launch=ServerLaunch.connect(command, root))
+    return Registration(launch=ServerLaunch.serve(command, root, read_only))
 
 
 def remote_server(*, shared: bool, url: str | None,

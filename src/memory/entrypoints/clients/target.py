@@ -52,9 +52,12 @@ class ServerLaunch:
         return cls(command=executable, args=(*leading, *args))
 
     @classmethod
-    def serve(cls, command: Sequence[str], memory_root: Path) -> ServerLaunch:
-        """A server of the client's own: its own model, index and watcher."""
-        return cls.of(command, "serve", "--root", str(memory_root))
+    def serve(cls, command: Sequence[str], memory_root: Path,
+              read_only: bool = False) -> ServerLaunch:
+        """A server of the client's own: its own model, index and watcher; `read_only`
+        leaves out the write tools."""
+        return cls.of(command, "serve", "--root", str(memory_root),
+                      *(("--read-only",) if read_only else ()))
 
     @classmethod
     def connect(cls, command: Sequence[str], memory_root: Path) -> ServerLaunch:

@@ -37,6 +37,7 @@ from memory.entrypoints.mcp_server import LazyApplication, build_server
 if TYPE_CHECKING:
     from memory.application.service import MemoryService
     from memory.application.browse import NoteBrowser
+    from memory.application.capture import CaptureService
     from memory.entrypoints.settings import Settings
     from memory.ports.token_store import TokenStore
 
@@ -59,11 +60,13 @@ class ToolHints:
 
 def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
                    warm: Callable[[], None] | None = None, store: TokenStore | None = None,
-                   identity: str = "",
-                   browser: Callable[[], NoteBrowser] | None = None) -> tuple[MCPServer, ASGIApp]:
+                   identity: str = "", browser: Callable[[], NoteBrowser] | None = None,
+                   capture: Callable[[], CaptureService] | None = None
+                   ) -> tuple[MCPServer, ASGIApp]:
     """The MCP server and the ASGI app serving it at /mcp behind the guards; `browser()`
     gives the notes offered as resources, as over stdio."""
-    server = build_server(service, warm=warm, browser=browser, **verifier_for(config, store))
+    server = build_server(service, warm=warm, browser=browser, capture=capture,
+                          **verifier_for(config, store))
     server.middleware.append(ClientRoots())  # per session; no process-wide roots over HTTP
     server.custom_route(STATUS_PATH, methods=["GET"])(_status_endpoint(identity))
     admission = Admission(config)
@@ -113,7 +116,7 @@ def serve_http(settings: Settings, config: HttpConfig,
         store = _token_store(settings) if config.auth is AuthMode.TOKENS else None
         _server, asgi = build_http_app(app.service, config, warm=app.warm, store=store,
                                        identity=root_fingerprint(settings.root),
-                                       browser=app.browser)
+                                       browser=app.browser, capture=app.writes)
         log.info("ai-memory %s serving %s at %s (auth: %s)%s", __version__, settings.root,
                  config.resource_url, config.auth.value,
                  "" if settings.watch else " (not watching)")
