@@ -95,7 +95,7 @@ def frozen_run(tmp_path_factory):
     embedder.warm()
     assert embedder.wait_ready(300), f"embedding model not ready: {embedder.state()}"
     cases = _cases()
-    results = run_queries(service, app.gateways.chunks(), cases, limit=LIMIT)
+    results = run_queries(service, app.gateways.catalogue(), cases, limit=LIMIT)
     summary = summarize(cases, results, [1, 3, K, 10])
     per_case = {c["qid"]: score_query(c["evidence"], results[c["qid"]]["hits"], [K])
                 for c in cases if c["evidence"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo
 
 
@@ -40,7 +41,8 @@ class GraphHealth:
 class EmbedderHealth:
     model_id: str
     dimension: int
-    state: str  # not-loaded | loading | ready | failed: <reason>
+    state: EmbedderState
+    failure: str | None  # why the model could not load, when state is FAILED
     semantic_search: bool
 
 

@@ -46,7 +46,8 @@ class Gateways(containers.DeclarativeContainer):
     source = providers.Singleton(MarkdownNoteSource, root=config.root)
     sqlite = providers.Singleton(SqliteIndex, state_dir=config.state_dir)
     index = providers.Singleton(SqliteGenerations, sqlite)
-    chunks = providers.Singleton(SqliteChunkStore, sqlite)
+    lexical = providers.Singleton(SqliteChunkStore, sqlite)
+    catalogue = providers.Singleton(SqliteChunkStore, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
                                    cache_dir=providers.Callable(_models_dir),
@@ -71,7 +72,8 @@ class UseCases(containers.DeclarativeContainer):
     config = providers.Configuration()
     source = providers.Dependency()
     index = providers.Dependency()
-    chunks = providers.Dependency()
+    lexical = providers.Dependency()
+    catalogue = providers.Dependency()
     vectors = providers.Dependency()
     embedder = providers.Dependency()
     cache = providers.Dependency()
@@ -91,8 +93,9 @@ class UseCases(containers.DeclarativeContainer):
     freshness_config = providers.Object(FreshnessConfig())
 
     engine = providers.Singleton(
-        RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=graph,
-        config=search_config, default_repository=default_repository,
+        RetrievalEngine, lexical=lexical, catalogue=catalogue, vectors=vectors,
+        embedder=embedder, graph=graph, config=search_config,
+        default_repository=default_repository,
         today=providers.Callable(lambda clock: (lambda: clock.now_iso()[:10]), clock))
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
@@ -107,14 +110,14 @@ class UseCases(containers.DeclarativeContainer):
         FreshnessPolicy, source=source, index=index, indexer=quick_indexer, embedder=embedder,
         clock=clock, feed=change_feed, config=freshness_config, board=progress)
     workspace = providers.Singleton(
-        WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
+        WorkspaceScope, source_control=source_control, catalogue=catalogue, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
         enabled=config.auto_scope)
-    browser = providers.Singleton(NoteBrowser, chunks=chunks, source=source, index=index)
-    picture = providers.Singleton(MemoryPicture, graph=graph_picture, chunks=chunks)
+    browser = providers.Singleton(NoteBrowser, catalogue=catalogue, source=source, index=index)
+    picture = providers.Singleton(MemoryPicture, graph=graph_picture, catalogue=catalogue)
     service = providers.Singleton(
-        MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
-        index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
+        MemoryService, engine=engine, indexer=indexer, source=source, lexical=lexical,
+        catalogue=catalogue, index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
         history=history, clock=clock, before_search=before_search, board=progress)
 
 
@@ -123,9 +126,9 @@ class Application(containers.DeclarativeContainer):
     gateways = providers.Container(Gateways, config=config)
     use_cases = providers.Container(
         UseCases, config=config, source=gateways.source, index=gateways.index,
-        chunks=gateways.chunks, vectors=gateways.vectors, embedder=gateways.embedder,
-        cache=gateways.cache, graph=gateways.graph, graphs=gateways.graphs,
-        graph_picture=gateways.graph_picture,
+        lexical=gateways.lexical, catalogue=gateways.catalogue, vectors=gateways.vectors,
+        embedder=gateways.embedder, cache=gateways.cache, graph=gateways.graph,
+        graphs=gateways.graphs, graph_picture=gateways.graph_picture,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
         progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
         source_control=gateways.source_control)
@@ -150,3 +153,4 @@ def build(settings, *, serving: bool = False) -> Application:
         app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
     return app
+

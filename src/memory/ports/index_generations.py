@@ -29,6 +29,17 @@ class StagedFacts:
     paths: frozenset[str]
 
 
+@frozen
+class ReadSnapshot:
+    """The one generation an operation reads, pinned for as long as it holds the snapshot."""
+
+    generation: GenerationInfo | None  # None: nothing is published yet
+
+    @property
+    def id(self) -> str | None:
+        return self.generation.id if self.generation else None
+
+
 @runtime_checkable
 class IndexStage(Protocol):
     @property
@@ -81,6 +92,8 @@ class IndexGenerations(Protocol):
         """Problems with what serves (missing, damaged, an older copy serving instead);
         empty when fine. Cheap: a refresh calls it every time."""
 
-    def steady(self) -> AbstractContextManager[None]:
-        """Within it, this thread's reads see one generation (a pinned snapshot), however
-        many are published meanwhile; the caller checks once, after, which one it was."""
+    def snapshot(self) -> AbstractContextManager[ReadSnapshot]:
+        """Pin the current generation for one operation: within the block, every read this
+        thread makes through the stores (and current()) sees the generation the snapshot
+        names, however many are published meanwhile. Damage found while reading may switch
+        to what serves instead: the caller checks current() once, after."""
