@@ -147,6 +147,8 @@ def build(settings, *, serving: bool = False) -> Application:
         "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
         "auto_scope": getattr(settings, "auto_scope", True),
         "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION)})
+    if getattr(settings, "store", None):
+        _use_postgres(app.gateways, settings.store)
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))
@@ -154,3 +156,17 @@ def build(settings, *, serving: bool = False) -> Application:
         app.use_cases.default_repository.override(app.use_cases.workspace)
     return app
 
+
+def _use_postgres(gateways: Gateways, url: str) -> None:
+    """The index's whole adapter set on one Postgres database (imported only when asked
+    for, so a SQLite install never loads psycopg)."""
+    from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache,
+                                          PostgresGenerations, PostgresLexicalIndex,
+                                          PostgresNoteCatalogue, PostgresRefreshLock,
+                                          PostgresVectorIndex)
+    database = providers.Singleton(PostgresDatabase, url)
+    for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
+                          ("catalogue", PostgresNoteCatalogue),
+                          ("vectors", PostgresVectorIndex), ("cache", PostgresEmbeddingCache),
+                          ("lock", PostgresRefreshLock)):
+        getattr(gateways, name).override(providers.Singleton(adapter, database))

@@ -14,6 +14,8 @@ STATE_ENV = "AI_MEMORY_STATE_DIR"
 REPOSITORY_ENV = "AI_MEMORY_REPOSITORY"  # default repository of searches, instead of inferring
 AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a default repository
 PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
+STORE_ENV = "AI_MEMORY_STORE"  # postgresql://...: the index in Postgres instead of SQLite
+STORE_SCHEMES = ("postgresql://", "postgres://")
 # Sent by `ai-memory connect` to a shared server: its client's folder and the two settings
 # above, which are the client entry's own (see entrypoints/mcp_roots.py).
 WORKSPACE_HEADER = "ai-memory-workspace"
@@ -32,10 +34,12 @@ class Settings:
     auto_scope: bool = True
     cwd: Path | None = None
     embedding_precision: str = DEFAULT_PRECISION
+    store: str | None = None  # a Postgres URL; None: the SQLite index in state_dir
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
-                watch: bool = True, must_exist: bool = True) -> Settings:
+                watch: bool = True, must_exist: bool = True,
+                store: str | None = None) -> Settings:
         raw = root or os.environ.get(ROOT_ENV)
         if not raw:
             raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
@@ -47,7 +51,18 @@ class Settings:
         return cls(root=path, state_dir=state_path, watch=watch,
                    repository=(os.environ.get(REPOSITORY_ENV) or "").strip() or None,
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
-                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)))
+                   cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
+                   store=_store(store or os.environ.get(STORE_ENV)))
+
+
+def _store(raw: str | None) -> str | None:
+    url = (raw or "").strip()
+    if not url:
+        return None
+    if not url.startswith(STORE_SCHEMES):
+        raise InvalidRequest(f"--store / {STORE_ENV} must be a postgresql:// URL, not "
+                             f"{url.split('://')[0] + '://...' if '://' in url else 'that'}")
+    return url
 
 
 def _flag(raw: str | None, *, default: bool) -> bool:

@@ -15,6 +15,7 @@ from attrs import frozen
 
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
+from memory.ports.errors import StoreError
 
 
 @frozen(kw_only=True)
@@ -38,6 +39,18 @@ class ReadSnapshot:
     @property
     def id(self) -> str | None:
         return self.generation.id if self.generation else None
+
+
+def check_addable(document: NoteDocument, vectors: Sequence[Sequence[float]] | None) -> None:
+    """What IndexStage.add refuses before it writes anything: chunks of another note, or a
+    vector count other than the chunk count."""
+    note = document.note
+    strays = [c.chunk_id for c in document.chunks
+              if c.memory_id != note.memory_id or c.path != note.path]
+    if strays:
+        raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
+    if vectors is not None and len(vectors) != len(document.chunks):
+        raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
 from memory.ports.errors import DuplicateNote, StoreError
 from memory.ports.index_generations import (IndexGenerations, IndexStage, ReadSnapshot,
-                                            StagedFacts)
+                                            StagedFacts, check_addable)
 from memory.ports.lexical_index import LexicalIndex
 from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
@@ -176,13 +176,8 @@ class InMemoryStage(IndexStage):
 
     def add(self, document: NoteDocument, entry: ManifestEntry, vectors) -> None:
         self._open()
+        check_addable(document, vectors)
         note = document.note
-        strays = [c.chunk_id for c in document.chunks
-                  if c.memory_id != note.memory_id or c.path != note.path]
-        if strays:
-            raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
-        if vectors is not None and len(vectors) != len(document.chunks):
-            raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
         existing = self._snap.notes.get(document.note.memory_id)
         if existing is not None and existing.path != document.note.path:
             raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}",
