@@ -145,7 +145,7 @@ def lexical_only_app(root: Path, state_dir: Path) -> Application:
     """The production SQLite index of root, built without vectors (no model needed)."""
     app = real_app(root, state_dir)
     app.gateways.embedder.override(
-        providers.Object(DeterministicEmbedder(state="failed: lexical benchmark")))
+        providers.Object(DeterministicEmbedder(failure="lexical benchmark")))
     if app.gateways.index().current() is None:
         app.use_cases.indexer().refresh("index")
     return app
@@ -164,7 +164,7 @@ def inmemory_chunk_store(root: Path) -> InMemoryChunkStore:
     """The dict-backed BM25 baseline over the same notes and chunks as the SQLite index."""
     index = InMemoryIndex()
     Indexer(source=MarkdownNoteSource(root), index=InMemoryGenerations(index),
-            embedder=DeterministicEmbedder(state="failed: lexical baseline"),
+            embedder=DeterministicEmbedder(failure="lexical baseline"),
             cache=InMemoryEmbeddingCache(), lock=InMemoryLock(), clock=FixedClock(),
             history=InMemoryRefreshHistory()).refresh("index")
     return InMemoryChunkStore(index)

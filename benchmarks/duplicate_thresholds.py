@@ -186,8 +186,9 @@ def prepare(workdir: Path):
     report = app.use_cases.service().refresh("index")
     assert report.ok, report
     g = app.gateways
-    engine = RetrievalEngine(g.chunks(), g.vectors(), g.embedder(), None, DUPLICATE_SEARCH)
-    return app, IndexSimilarNotes(engine, g.chunks(), g.index())
+    engine = RetrievalEngine(g.lexical(), g.catalogue(), g.vectors(), g.embedder(), None,
+                             DUPLICATE_SEARCH)
+    return app, IndexSimilarNotes(engine, g.catalogue(), g.index())
 
 
 def signals(similar: IndexSimilarNotes, title: str, body: str, scope: ScopeKey):
@@ -196,7 +197,7 @@ def signals(similar: IndexSimilarNotes, title: str, body: str, scope: ScopeKey):
 
 
 def measure(app, similar: IndexSimilarNotes) -> dict:
-    chunks = app.gateways.chunks()
+    chunks = app.gateways.catalogue()
     restated = []
     for path, scope, title, body in RESTATED:
         found = signals(similar, title, body, WriteScope.parse(**scope).key)

@@ -174,7 +174,7 @@ class StatementEmbedder(CachedEmbedder):
 
 
 class LastLexical:
-    """A ChunkStore that remembers its last search, for the feedback rule below."""
+    """A LexicalIndex that remembers its last search, for the feedback rule below."""
 
     def __init__(self, inner):
         self.inner, self.last = inner, []
@@ -239,7 +239,7 @@ class Bench:
         self.embedder.wait_ready(300)
         self.app.gateways.embedder.override(self.embedder)
         self.service = self.app.use_cases.service()
-        self.store = self.app.gateways.chunks()
+        self.store = self.app.gateways.catalogue()
         self.queries = load_queries(str(EVAL / "queries.jsonl"))
 
     def with_ports(self, **ports):
@@ -289,7 +289,7 @@ def experiments(bench: Bench) -> dict:
         def run():
             found = vectors("windows", size, stride)
             service = bench.with_ports(vectors=lambda app: BestWindowVectors(
-                app.gateways.chunks(), found))
+                app.gateways.catalogue(), found))
             return bench.measure(config, service)
         return run
 
@@ -297,7 +297,7 @@ def experiments(bench: Bench) -> dict:
         def run():
             lexical = LastLexical(bench.store)
             service = bench.with_ports(
-                chunks=lambda app: lexical,
+                lexical=lambda app: lexical,
                 vectors=lambda app: FeedbackVectors(app.gateways.vectors(), lexical,
                                                     bench.embedder.inner, top, weight))
             return bench.measure(service=service)

@@ -56,7 +56,7 @@ def main() -> int:
     loaded = process.memory_info().rss
     peak_loading = _peak()
     started = time.perf_counter()
-    results = run_queries(service, app.gateways.chunks(), generated_queries(args.queries),
+    results = run_queries(service, app.gateways.catalogue(), generated_queries(args.queries),
                           limit=10)
     print(json.dumps({
         "queries": len(results), "seconds": round(time.perf_counter() - started, 2),

@@ -139,7 +139,7 @@ def test_one_note_refresh_cost(notes):
 def _reader(app, stop: threading.Event, counts: dict) -> None:
     """Searches in a loop; every few seconds one search holds its read open for HOLD_S,
     as a slow client's search would, while refreshes go on."""
-    chunks, index = app.gateways.chunks(), app.gateways.index()
+    chunks, index = app.gateways.lexical(), app.gateways.index()
     queries = [q["question"] for q in generated_queries(50)]
     scope = ScopeFilter()
     held_until = 0.0

@@ -148,7 +148,7 @@ def queries(chunks) -> list[tuple[str, str, str | None]]:
 
 def test_search_latency(benchmark, bench):
     service = bench.app.use_cases.service()
-    asked = queries(bench.app.gateways.chunks())
+    asked = queries(bench.app.gateways.catalogue())
     for _, query, _ in asked[:5]:  # warm the generation's caches and the model
         service.search(query)
     latencies, hits = [], {"title": 0, "ticket": 0}

@@ -31,7 +31,7 @@ DEPTH = GatherConfig().lexical_depth
 @pytest.fixture(scope="module")
 def locomo_stores():
     app = locomo_app()
-    return {"sqlite-fts5": app.gateways.chunks(),
+    return {"sqlite-fts5": app.gateways.lexical(),
             "inmemory-bm25": inmemory_chunk_store(LOCOMO / "memory")}
 
 
@@ -39,14 +39,14 @@ def locomo_stores():
 def generated_stores():
     root = generated_root(GENERATED_NOTES)
     app = lexical_only_app(root, BENCH_DIR / f"gen-{GENERATED_NOTES}-lexical-state")
-    return {"sqlite-fts5": app.gateways.chunks(), "inmemory-bm25": inmemory_chunk_store(root)}
+    return {"sqlite-fts5": app.gateways.lexical(), "inmemory-bm25": inmemory_chunk_store(root)}
 
 
 def _lexical_engine(chunks) -> EngineSearch:
     """The product's engine with the lexical signal only; vectors and graph never asked."""
     config = SearchConfig(gather=GatherConfig(use_lexical=True, use_semantic=False,
                                               use_graph=False))
-    return EngineSearch(RetrievalEngine(chunks, InMemoryVectorIndex(InMemoryIndex()),
+    return EngineSearch(RetrievalEngine(chunks, chunks, InMemoryVectorIndex(InMemoryIndex()),
                                         DeterministicEmbedder(), None, config))
 
 

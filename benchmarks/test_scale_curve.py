@@ -143,7 +143,7 @@ def test_one_note_refresh(benchmark, scale):
 def test_search_latency(benchmark, scale):
     """All signals on, in process, through MemoryService (query embedding included)."""
     app = scale["app"]
-    service, chunks, queries = app.use_cases.service(), app.gateways.chunks(), \
+    service, chunks, queries = app.use_cases.service(), app.gateways.catalogue(), \
         generated_queries(SEARCHES)
     summary = timed_pass(benchmark, service, chunks, queries)
     info = {key: round(summary[key], 2) for key in ("p50_ms", "p95_ms", "cpu_p50_ms",

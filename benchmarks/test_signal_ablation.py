@@ -43,5 +43,5 @@ def test_signals(benchmark, request, corpus, variant):
     config = service.engine.config
     service = service.with_search_config(
         evolve(config, gather=evolve(config.gather, **VARIANTS[variant])))
-    summary = timed_pass(benchmark, service, app.gateways.chunks(), queries)
+    summary = timed_pass(benchmark, service, app.gateways.catalogue(), queries)
     record_quality(benchmark, summary, corpus=corpus, variant=variant)

@@ -28,7 +28,8 @@ from memory.adapters.inmemory import DeterministicEmbedder
 from memory.adapters.sqlite import SqliteVectorIndex
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter, StatusFilter
-from memory.ports.chunk_store import ChunkStore, Hit
+from memory.domain.candidates import Hit
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
 
 NOTES = env_ints("AI_MEMORY_BENCH_VECTOR_NOTES", "10000")[0]
@@ -87,8 +88,8 @@ class NumpyVectorIndex(VectorIndex):
                 for i, s in zip(picked.tolist(), scores[top].tolist())]
 
 
-def numpy_index(chunks: ChunkStore, embedder: DeterministicEmbedder) -> NumpyVectorIndex:
-    """The same chunks and vectors the SQLite index holds, read through the ChunkStore port."""
+def numpy_index(chunks: NoteCatalogue, embedder: DeterministicEmbedder) -> NumpyVectorIndex:
+    """The same chunks and vectors the SQLite index holds, read through the NoteCatalogue port."""
     notes = chunks.notes(ScopeFilter(status=StatusFilter.ANY))
     per_note = [tuple(chunks.chunks_of(n.memory_id)) for n in notes]
     texts = [c.indexed_text for own in per_note for c in own]
@@ -99,7 +100,7 @@ def numpy_index(chunks: ChunkStore, embedder: DeterministicEmbedder) -> NumpyVec
 def corpus():
     root = generated_root(NOTES)
     app = hashed_vectors_app(root, BENCH_DIR / f"gen-{NOTES}-hash{DIMENSION}-state", DIMENSION)
-    chunks = app.gateways.chunks()
+    chunks = app.gateways.catalogue()
     embedder = DeterministicEmbedder(DIMENSION)
     notes = chunks.notes(ScopeFilter(status=StatusFilter.ANY))
     tickets = sorted({n.ticket for n in notes if n.ticket})

@@ -206,7 +206,7 @@ def main() -> int:
     app.gateways.embedder.override(embedder)
     service = app.use_cases.service()
     queries = load_queries(str(query_file))
-    chunks = app.gateways.chunks()
+    chunks = app.gateways.catalogue()
     # The vector matrix loads on a thread of its own after the first search; sqlite-vec
     # answers meanwhile with cosines that differ in the 7th digit. Measure the matrix only.
     service.search(queries[0]["question"])

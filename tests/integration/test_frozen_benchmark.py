@@ -75,8 +75,17 @@ def test_cases_are_well_formed():
 # -- the real stack (slow: one full refresh for the module) ------------------------------
 
 
-@pytest.fixture(scope="module")
-def frozen_run(tmp_path_factory):
+STORES = ("sqlite", "postgres")
+_RUNS: dict[str, dict] = {}
+
+
+def _frozen(store: str, tmp_path_factory, request) -> dict:
+    """One full refresh of the vault and every case searched, once per store per session.
+
+    postgres: the refresh writes to a fresh database and the cases are searched by another
+    container whose state folder is empty, as a server on another host would."""
+    if store in _RUNS:
+        return _RUNS[store]
     from dependency_injector import providers
 
     from memory.adapters.inmemory.state import FixedClock
@@ -85,21 +94,48 @@ def frozen_run(tmp_path_factory):
     from memory.entrypoints.eval_command import run_queries
     from memory.entrypoints.settings import Settings
 
-    root = tmp_path_factory.mktemp("frozen-benchmark") / "vault"
+    root = tmp_path_factory.mktemp(f"frozen-benchmark-{store}") / "vault"
     shutil.copytree(VAULT, root)
-    app = build(Settings.resolve(str(root), state_dir=str(root / ".ai-memory"), watch=False))
-    app.gateways.clock.override(providers.Object(FixedClock(FROZEN_AT)))
+    url = request.getfixturevalue("test_postgres").fresh() if store == "postgres" else None
+
+    def app_with(state_dir: Path):
+        app = build(Settings.resolve(str(root), state_dir=str(state_dir), watch=False, store=url))
+        app.gateways.clock.override(providers.Object(FixedClock(FROZEN_AT)))
+        return app
+
+    app = app_with(root / ".ai-memory")
+    app.use_cases.service().refresh("full")
+    if url is not None:
+        empty = tmp_path_factory.mktemp("empty-state")
+        app = app_with(empty)
     service = app.use_cases.service()
-    service.refresh("full")
     embedder = app.gateways.embedder()
     embedder.warm()
     assert embedder.wait_ready(300), f"embedding model not ready: {embedder.state()}"
     cases = _cases()
-    results = run_queries(service, app.gateways.chunks(), cases, limit=LIMIT)
+    results = run_queries(service, app.gateways.catalogue(), cases, limit=LIMIT)
     summary = summarize(cases, results, [1, 3, K, 10])
     per_case = {c["qid"]: score_query(c["evidence"], results[c["qid"]]["hits"], [K])
                 for c in cases if c["evidence"]}
-    return {"cases": cases, "results": results, "summary": summary, "per_case": per_case}
+    _RUNS[store] = {"cases": cases, "results": results, "summary": summary,
+                    "per_case": per_case}
+    return _RUNS[store]
+
+
+@pytest.fixture(scope="module", params=STORES)
+def frozen_run(request, tmp_path_factory):
+    return _frozen(request.param, tmp_path_factory, request)
+
+
+@pytest.mark.slow
+def test_postgres_store_gives_the_same_top_1_as_sqlite(tmp_path_factory, request):
+    sqlite, postgres = (_frozen(store, tmp_path_factory, request) for store in STORES)
+    differ = [f"- {c['qid']} {c['question']!r}: sqlite {_top_files(sqlite['results'][c['qid']], 1)}"
+              f" postgres {_top_files(postgres['results'][c['qid']], 1)}"
+              for c in sqlite["cases"]
+              if _top_files(sqlite["results"][c["qid"]], 1)
+              != _top_files(postgres["results"][c["qid"]], 1)]
+    assert not differ, "top-1 differs between the stores:\n" + "\n".join(differ)
 
 
 def _top_files(result: dict, k: int = K) -> list[str]:
@@ -117,8 +153,15 @@ def _report(title: str, rows: list[str], summary: dict) -> str:
               f"{summary['scope_leakage']:.4f} ({summary['leaked_hits']} hits)")
 
 
+GRAPH_NOT_IN_POSTGRES = (
+    "the graph is not stored in Postgres yet (#20): a server with an empty state folder has no "
+    "graph signal, so the multi-hop cases hop-01 and hop-04 miss their second note")
+
+
 @pytest.mark.slow
-def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run):
+def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run, request):
+    if request.node.callspec.params["frozen_run"] == "postgres":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=GRAPH_NOT_IN_POSTGRES))
     rows = []
     for case in frozen_run["cases"]:
         if not case["evidence"]:

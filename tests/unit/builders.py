@@ -60,15 +60,16 @@ class World:
         self.feedback = InMemoryFeedbackLog()
         self.clock = FixedClock()
         self.lock = InMemoryLock()
-        self.engine = RetrievalEngine(self.chunks, self.vectors, self.embedder, self.graph,
-                                      config, default_repository=default_repository,
+        self.engine = RetrievalEngine(self.chunks, self.chunks, self.vectors, self.embedder,
+                                      self.graph, config, default_repository=default_repository,
                                       today=lambda: self.clock.now_iso()[:10])
         self.indexer = Indexer(self.source, self.generations, self.embedder, self.cache,
                                self.lock, self.clock, self.history, self.graph)
         self.service = MemoryService(
-            engine=self.engine, indexer=self.indexer, source=self.source, chunks=self.chunks,
-            index=self.generations, graph=self.graph, graphs=self.graph, embedder=self.embedder,
-            feedback=self.feedback, history=self.history, clock=self.clock)
+            engine=self.engine, indexer=self.indexer, source=self.source,
+            lexical=self.chunks, catalogue=self.chunks, index=self.generations, graph=self.graph,
+            graphs=self.graph, embedder=self.embedder, feedback=self.feedback,
+            history=self.history, clock=self.clock)
 
     def refresh(self, mode: str = "full"):
         return self.service.refresh(mode)

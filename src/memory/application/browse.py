@@ -11,7 +11,7 @@ from memory.application.requests import MAX_NAME_CHARS, bounded_int, clean_text
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.notes import Note, note_path
 from memory.domain.secrets import redact_lines, redact_text
-from memory.ports.chunk_store import ChunkStore
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.note_source import NoteSource
 
@@ -47,9 +47,9 @@ class NoteText:
 class NoteBrowser:
     """Reads over the current index generation; a note not indexed is not offered."""
 
-    def __init__(self, *, chunks: ChunkStore, source: NoteSource, index: IndexGenerations,
+    def __init__(self, *, catalogue: NoteCatalogue, source: NoteSource, index: IndexGenerations,
                  max_chars: int = MAX_TEXT_CHARS):
-        self._chunks = chunks
+        self._catalogue = catalogue
         self._source = source
         self._index = index
         self._max_chars = max_chars
@@ -59,7 +59,7 @@ class NoteBrowser:
         size = bounded_int(size, "size", 1, MAX_PAGE_SIZE)
         after = _after(cursor)
         self._index.current()  # switch to the newest published generation first
-        notes = sorted((n for n in self._chunks.notes() if after is None or n.path > after),
+        notes = sorted((n for n in self._catalogue.notes() if after is None or n.path > after),
                        key=lambda n: n.path)
         shown = tuple(evolve(n, title=redact_text(n.title)) for n in notes[:size])
         more = len(notes) > size
@@ -71,7 +71,7 @@ class NoteBrowser:
                                  f"{MAX_NAME_CHARS})")
         rel = note_path(path)  # not stripped: " a.md" is a name a file may have
         self._require_index()
-        note = next((n for n in self._chunks.find(rel) if n.path == rel), None)
+        note = next((n for n in self._catalogue.find(rel) if n.path == rel), None)
         if note is None:
             raise NotFound(f"no indexed note at {rel!r} (a note written just now is indexed "
                            "within seconds by a running server, or by `ai-memory refresh`)")
@@ -80,7 +80,7 @@ class NoteBrowser:
     def read_id(self, memory_id: str) -> NoteText:
         name = clean_text(memory_id, "memory_id", MAX_NAME_CHARS)
         self._require_index()
-        note = self._chunks.note(name)
+        note = self._catalogue.note(name)
         if note is None:
             raise NotFound(f"no indexed note has memory_id {name!r}")
         return self._text(note)

@@ -22,14 +22,14 @@ from memory.domain.scope import StatusFilter
 from memory.domain.text import QueryFeatures
 from memory.ports.capture_index import (IndexOutcome, NoteCatalogue, NoteEvidence, SimilarNotes,
                                         SingleNoteIndexer)
-from memory.ports.chunk_store import ChunkStore
+from memory.ports.note_catalogue import NoteCatalogue as Catalogue
 from memory.ports.index_generations import IndexGenerations
 
 
 class IndexCatalogue(NoteCatalogue):
     """Notes as memory_get finds them: the current generation's memory_ids, paths, titles."""
 
-    def __init__(self, chunks: ChunkStore):
+    def __init__(self, chunks: Catalogue):
         self._chunks = chunks
 
     def find(self, identity: str) -> Note | None:
@@ -82,7 +82,7 @@ class IndexSimilarNotes(SimilarNotes):
     write's own scope counts, and only notes of exactly that scope are kept.
     """
 
-    def __init__(self, engine: RetrievalEngine, chunks: ChunkStore, index: IndexGenerations,
+    def __init__(self, engine: RetrievalEngine, chunks: Catalogue, index: IndexGenerations,
                  policy: DuplicatePolicy | None = None):
         self._engine, self._chunks, self._index = engine, chunks, index
         self.policy = policy or DuplicatePolicy()
@@ -102,7 +102,7 @@ class IndexSimilarNotes(SimilarNotes):
         text = query_text(title, body, self.policy.body_chars)
         request = SearchRequest(query=text, limit=self.policy.depth,
                                 filter=evolve(scope.search_filter(), status=StatusFilter.ACTIVE))
-        with self._index.steady():
+        with self._index.snapshot():
             ranked = self._engine.trace(request).ranked[: self.policy.depth]
             best = _best_by_note(ranked, scope)
             features = QueryFeatures.of(text)
@@ -165,11 +165,11 @@ def _not_indexed(reason: str) -> str:
 class IndexNoteEvidence(NoteEvidence):
     """A note's chunks in the current generation as evidence items, redacted, at most `most`."""
 
-    def __init__(self, chunks: ChunkStore, index: IndexGenerations, most: int = 20):
+    def __init__(self, chunks: Catalogue, index: IndexGenerations, most: int = 20):
         self._chunks, self._index, self._most = chunks, index, most
 
     def items(self, path: str) -> Sequence[EvidenceItem]:
-        with self._index.steady():
+        with self._index.snapshot():
             note = next((n for n in self._chunks.find(path) if n.path == path), None)
             if note is None:
                 return ()

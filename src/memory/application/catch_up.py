@@ -157,8 +157,7 @@ class CatchUpRunner:
                                   and (kept or p not in manifest)})
 
     def _model_ready(self, deadline: float) -> bool:
-        state = self._embedder.state()
-        if state == "ready" or state.startswith("failed"):
+        if self._embedder.state().settled:
             return True  # a failed model: the indexer builds without vectors at once
         return self._embedder.wait_ready(max(0.0, deadline - self._clock.monotonic()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.domain.cancellation import CancelToken
+from memory.domain.model_state import described
 from memory.domain.notes import NoteDocument
 from memory.ports.embedder import Embedder
 from memory.ports.embedding_cache import EmbeddingCache
@@ -22,7 +23,7 @@ class ChunkVectors:
         self._embedder.warm()
         if self._embedder.wait_ready(MODEL_WAIT_S):
             return True
-        warnings.append(f"embedding model unavailable ({self._embedder.state()}): "
+        warnings.append(f"embedding model unavailable ({described(self._embedder.state(), self._embedder.failure())}): "
                         "index built without vectors; semantic search is off")
         return False
 

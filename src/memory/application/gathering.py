@@ -14,13 +14,15 @@ from memory.domain.citing import NoteText
 from memory.domain.errors import NotFound
 from memory.domain.graph import Neighbor
 from memory.domain.linked_notes import HopConfig, Link, ParentLinks
+from memory.domain.model_state import EmbedderState, described
 from memory.domain.no_answer import mentioned_by
 from memory.domain.notes import Note
 from memory.domain.scope import ScopeFilter, StatusFilter
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.embedder import Embedder
 from memory.ports.errors import StoreError, Unavailable
 from memory.ports.graph_provider import GraphProvider
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
 
 Embedded = tuple[Sequence[float] | None, str | None]  # the vector, or why there is none
@@ -29,9 +31,9 @@ Embedded = tuple[Sequence[float] | None, str | None]  # the vector, or why there
 class StoreGatherer:
     """Reads the stores for one search at a time; holds ports only, never a search's data."""
 
-    def __init__(self, chunks: ChunkStore, vectors: VectorIndex, embedder: Embedder,
-                 graph: GraphProvider | None):
-        self._chunks = chunks
+    def __init__(self, lexical: LexicalIndex, catalogue: NoteCatalogue, vectors: VectorIndex,
+                 embedder: Embedder, graph: GraphProvider | None):
+        self._lexical, self._catalogue = lexical, catalogue
         self._vectors = vectors
         self._embedder = embedder
         self._graph = graph
@@ -46,7 +48,7 @@ class StoreGatherer:
         # GIL): on two cores the lexical list costs no wall time.
         vector = self._pool.submit(self._query_vector, query.text, cfg.semantic_wait_s) \
             if cfg.use_semantic else None
-        lexical = tuple(self._chunks.search(query.text, scope, cfg.lexical_depth)) \
+        lexical = tuple(self._lexical.search(query.text, scope, cfg.lexical_depth)) \
             if cfg.use_lexical else ()
         semantic = self._semantic(vector, scope, cfg.semantic_depth, warnings)
         lists = CandidateLists(lexical=lexical, semantic=semantic)
@@ -63,11 +65,11 @@ class StoreGatherer:
         for parent in parents:
             links = []
             for node, line in hop.linked(parent, self._neighbors(parent)):
-                note = self._chunks.note(node)
+                note = self._catalogue.note(node)
                 if note is None or node in parents or not query.scope.filter.admits(note):
                     continue
-                links.append(Link(note=note, line=line, chunks=tuple(self._chunks.chunks_of(node))))
-            out.append(ParentLinks(parent=parent, lines=tuple(self._chunks.lines(parent)),
+                links.append(Link(note=note, line=line, chunks=tuple(self._catalogue.chunks_of(node))))
+            out.append(ParentLinks(parent=parent, lines=tuple(self._catalogue.lines(parent)),
                                    links=tuple(links)))
         return tuple(out)
 
@@ -83,14 +85,14 @@ class StoreGatherer:
             return tuple(names)
         wider = evolve(scope, status=StatusFilter.ANY)
         return tuple(name for name in names if not mentioned_by(
-            self._chunks.search(name, wider, 5), name, query.features))
+            self._lexical.search(name, wider, 5), name, query.features))
 
     def texts(self, memory_ids: Iterable[str]) -> dict[str, NoteText]:
         """The lines of each note (for the expand and redact steps) and where its body starts."""
         out = {}
         for memory_id in dict.fromkeys(memory_ids):
-            chunks = self._chunks.chunks_of(memory_id)
-            out[memory_id] = NoteText(lines=tuple(self._chunks.lines(memory_id)),
+            chunks = self._catalogue.chunks_of(memory_id)
+            out[memory_id] = NoteText(lines=tuple(self._catalogue.lines(memory_id)),
                                       body_start=chunks[0].start_line if chunks else 1)
         return out
 
@@ -98,9 +100,9 @@ class StoreGatherer:
 
     def _query_vector(self, text: str, wait_s: float) -> Embedded:
         state = self._embedder.state()
-        if state.startswith("failed"):
-            return None, f"semantic search unavailable: {state}"
-        if state != "ready":
+        if state is EmbedderState.FAILED:
+            return None, f"semantic search unavailable: {described(state, self._embedder.failure())}"
+        if state is not EmbedderState.READY:
             self._embedder.warm()
             if not self._embedder.wait_ready(wait_s):
                 return None, "semantic search skipped: the embedding model is still loading"
@@ -144,7 +146,7 @@ class StoreGatherer:
         position = lists.position()
         order: dict[str, Hit] = {}
         for note in notes:
-            chunk = best_chunk(self._chunks.chunks_of(note.memory_id), query.features, position)
+            chunk = best_chunk(self._catalogue.chunks_of(note.memory_id), query.features, position)
             if chunk is not None and chunk.chunk_id not in order:
                 order[chunk.chunk_id] = Hit(chunk, note, 0.0)
             if len(order) >= cfg.graph_depth:
@@ -164,22 +166,22 @@ class StoreGatherer:
             warnings.append(f"graph unavailable: {exc}")
             return []
         return [(note, score) for note, score in
-                ((self._chunks.note(m), score) for m, score in related) if note is not None]
+                ((self._catalogue.note(m), score) for m, score in related) if note is not None]
 
     def _named(self, query: Query) -> list[str]:
         """memory_ids of notes the query names by ticket id, identifier or path."""
         named: list[str] = []
         for ticket in query.scope.query_tickets:
-            named += [n.memory_id for n in self._chunks.find(ticket)]
-            named += [n.memory_id for n in self._chunks.notes(
+            named += [n.memory_id for n in self._catalogue.find(ticket)]
+            named += [n.memory_id for n in self._catalogue.notes(
                 ScopeFilter(ticket=ticket, status=StatusFilter.ANY))][:3]
         features = query.features
         for name in (*features.identifiers, *features.paths, *features.phrases):
-            named += [n.memory_id for n in self._chunks.find(name)][:3]
+            named += [n.memory_id for n in self._catalogue.find(name)][:3]
         return list(dict.fromkeys(named))
 
     def _notes(self, memory_ids: Iterable[str]) -> list[Note]:
-        return [n for n in (self._chunks.note(m) for m in memory_ids) if n is not None]
+        return [n for n in (self._catalogue.note(m) for m in memory_ids) if n is not None]
 
     def _neighbors(self, memory_id: str) -> list[Neighbor]:
         try:

@@ -10,8 +10,8 @@ from memory.domain.errors import Unavailable
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.notes import Note
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.graph_provider import GraphProvider
+from memory.ports.note_catalogue import NoteCatalogue
 
 EVERYTHING = ScopeFilter(status=StatusFilter.ANY)
 
@@ -35,10 +35,10 @@ class ScopeFence:
     paths: frozenset[str] = frozenset()
 
     @classmethod
-    def around(cls, flt: ScopeFilter, chunks: ChunkStore) -> ScopeFence:
+    def around(cls, flt: ScopeFilter, catalogue: NoteCatalogue) -> ScopeFence:
         if flt == EVERYTHING:
             return cls()
-        outside = [n for n in chunks.notes(EVERYTHING) if not flt.admits(n)]
+        outside = [n for n in catalogue.notes(EVERYTHING) if not flt.admits(n)]
         return cls(frozenset(n.memory_id for n in outside), frozenset(n.path for n in outside))
 
     def keeps(self, node: str | None, path: str | None = None) -> bool:

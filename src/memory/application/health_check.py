@@ -8,16 +8,18 @@ from typing import Any
 
 from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
                                   IndexHealth, SecretNote, SelfCheck, WriteAccess)
+from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.domain.secrets import redact_lines, redact_text
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.graph_generations import GraphGenerations
 from memory.ports.graph_provider import GraphProvider
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.journal import FeedbackLog, RefreshHistory
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
@@ -37,13 +39,15 @@ GRAPH_BEHIND = ("{lag}: memory_neighbors and memory_path miss the newest notes a
 class HealthCheck:
     """Reads every store's state for memory_health; judges nothing it cannot see."""
 
-    def __init__(self, *, source: NoteSource, chunks: ChunkStore, index: IndexGenerations,
+    def __init__(self, *, source: NoteSource, lexical: LexicalIndex,
+                 catalogue: NoteCatalogue, index: IndexGenerations,
                  graph: GraphProvider | None, graphs: GraphGenerations | None,
                  embedder: Embedder, feedback: FeedbackLog, history: RefreshHistory,
                  clock: Clock, graph_lag: Callable[[], GraphLag | None] = lambda: None,
                  board: RefreshProgressBoard | None = None,
                  writes: WriteAccess = WriteAccess(enabled=False)):
-        self._source, self._chunks, self._index = source, chunks, index
+        self._source, self._index = source, index
+        self._lexical, self._catalogue = lexical, catalogue
         self._graph, self._graphs, self._embedder = graph, graphs, embedder
         self._feedback, self._history, self._clock = feedback, history, clock
         self._graph_lag, self._board, self._writes = graph_lag, board, writes
@@ -63,7 +67,8 @@ class HealthCheck:
             root=self._source.root, index=index, graph=graph,
             embedder=EmbedderHealth(model_id=self._embedder.model_id,
                                     dimension=self._embedder.dimension, state=state,
-                                    semantic_search=state == "ready"),
+                                    failure=self._embedder.failure(),
+                                    semantic_search=state is EmbedderState.READY),
             last_refresh=_plain(self._history.last()),
             feedback_records=self._feedback.count(), self_check=self_check, writes=self._writes,
             notes_past_review=self._past_review(), notes_with_secrets=self._secrets(),
@@ -102,29 +107,29 @@ class HealthCheck:
                            behind_index=lag.behind if lag else 0), lag
 
     def _self_check(self) -> SelfCheck:
-        notes = self._chunks.notes()
+        notes = self._catalogue.notes()
         if not notes:
             return SelfCheck(ok=False, detail="the index holds no notes")
         note = notes[len(notes) // 2]
-        chunk = next((c for c in self._chunks.chunks_of(note.memory_id) if c.text.strip()), None)
+        chunk = next((c for c in self._catalogue.chunks_of(note.memory_id) if c.text.strip()), None)
         if chunk is None:
             return SelfCheck(ok=True, detail=f"{note.path} has no text to probe")
         probe = " ".join(chunk.text.split()[:12])
-        hits = self._chunks.search(probe, ScopeFilter(status=StatusFilter.ANY), 20)
+        hits = self._lexical.search(probe, ScopeFilter(status=StatusFilter.ANY), 20)
         ok = any(h.note.memory_id == note.memory_id for h in hits)
         return SelfCheck(ok=ok, probe=redact_text(probe[:80]), expected=note.path,
                          detail="found" if ok else "the probe did not find its own note")
 
     def _past_review(self) -> tuple[str, ...]:
         today = self._clock.now_iso()[:10]
-        return tuple(n.path for n in self._chunks.notes()
+        return tuple(n.path for n in self._catalogue.notes()
                      if n.review_after and n.review_after[:10] < today)[:50]
 
     def _secrets(self) -> tuple[SecretNote, ...]:
         """Notes holding secret-shaped text, so a person can clean them (values not shown)."""
         found = []
-        for note in self._chunks.notes(ScopeFilter(status=StatusFilter.ANY)):
-            _, findings = redact_lines(self._chunks.lines(note.memory_id))
+        for note in self._catalogue.notes(ScopeFilter(status=StatusFilter.ANY)):
+            _, findings = redact_lines(self._catalogue.lines(note.memory_id))
             if findings:
                 found.append(SecretNote(path=note.path,
                                         lines=tuple(sorted({f.line for f in findings}))[:20],

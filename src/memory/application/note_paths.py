@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from memory.application.refresh_run import NoteEdits
+from memory.domain.model_state import described
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry, SourceFile
 from memory.ports.embedder import Embedder
@@ -28,7 +29,8 @@ def not_editable(current: GenerationInfo | None, index: IndexGenerations, chunki
         return "the embedding model changed: a whole refresh re-embeds the index"
     embedder.warm()
     if not embedder.wait_ready(model_wait_s):
-        return f"the embedding model is not ready ({embedder.state()})"
+        return ("the embedding model is not ready "
+                f"({described(embedder.state(), embedder.failure())})")
     return None
 
 

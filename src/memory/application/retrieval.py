@@ -21,9 +21,10 @@ from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, G
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
 from memory.domain.query_gate import PASS
 from memory.domain.scope import ResolvedScope, ScopeFilter, resolve_scope
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.embedder import Embedder
 from memory.ports.graph_provider import GraphProvider
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
 
 
@@ -50,16 +51,17 @@ class SearchTrace:
 class RetrievalEngine:
     """Runs one search as gather -> pure steps -> gather -> pure steps, under one config."""
 
-    def __init__(self, chunks: ChunkStore, vectors: VectorIndex, embedder: Embedder,
-                 graph: GraphProvider | None, config: SearchConfig | None = None,
+    def __init__(self, lexical: LexicalIndex, catalogue: NoteCatalogue, vectors: VectorIndex,
+                 embedder: Embedder, graph: GraphProvider | None,
+                 config: SearchConfig | None = None,
                  default_repository: Callable[[], tuple[str, str] | None] | None = None,
                  today: Callable[[], str] | None = None, *,
                  gatherer: StoreGatherer | None = None):
-        self._ports = (chunks, vectors, embedder, graph)
+        self._ports = (lexical, catalogue, vectors, embedder, graph)
         self._config = config or SearchConfig()
         self._default_repository = default_repository or (lambda: None)
         self._today = today or (lambda: "")
-        self._gather = gatherer or StoreGatherer(chunks, vectors, embedder, graph)
+        self._gather = gatherer or StoreGatherer(lexical, catalogue, vectors, embedder, graph)
         self._has_graph = graph is not None
 
     @property

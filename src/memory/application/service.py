@@ -29,13 +29,14 @@ from memory.domain.redacted import redacted
 from memory.domain.cancellation import CancelToken
 from memory.domain.refresh import RefreshReport
 from memory.domain.scope import ResolvedScope
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.graph_generations import GraphGenerations
 from memory.ports.graph_provider import GraphProvider
-from memory.ports.index_generations import IndexGenerations
+from memory.ports.index_generations import IndexGenerations, ReadSnapshot
 from memory.ports.journal import FeedbackLog, RefreshHistory
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
@@ -48,7 +49,8 @@ class MemoryService:
     """Policy around retrieval and refresh: validate, pick the generation, shape answers."""
 
     def __init__(self, *, engine: RetrievalEngine, indexer: Indexer, source: NoteSource,
-                 chunks: ChunkStore, index: IndexGenerations, graph: GraphProvider | None,
+                 lexical: LexicalIndex, catalogue: NoteCatalogue,
+                 index: IndexGenerations, graph: GraphProvider | None,
                  graphs: GraphGenerations | None, embedder: Embedder, feedback: FeedbackLog,
                  history: RefreshHistory, clock: Clock,
                  before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
@@ -56,19 +58,14 @@ class MemoryService:
                  writes: WriteAccess = WriteAccess(enabled=False)):
         self.engine = engine
         self._indexer = indexer
-        self._source = source
-        self._chunks = chunks
-        self._index = index
-        self._graph = graph
-        self._embedder = embedder
-        self._feedback = feedback
-        self._clock = clock
-        self._before_search = before_search
-        self._board = board
-        self._health = HealthCheck(source=source, chunks=chunks, index=index, graph=graph,
-                                   graphs=graphs, embedder=embedder, feedback=feedback,
-                                   history=history, clock=clock, graph_lag=indexer.graph_lag,
-                                   board=board, writes=writes)
+        self._source, self._catalogue, self._index = source, catalogue, index
+        self._graph, self._embedder, self._feedback = graph, embedder, feedback
+        self._clock, self._before_search, self._board = clock, before_search, board
+        self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
+                                   index=index, graph=graph, graphs=graphs,
+                                   embedder=embedder, feedback=feedback, history=history,
+                                   clock=clock, graph_lag=indexer.graph_lag, board=board,
+                                   writes=writes)
 
     def with_search_config(self, config: SearchConfig) -> MemoryService:
         """This service searching under another configuration (benchmarks, ablations)."""
@@ -137,7 +134,7 @@ class MemoryService:
             lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
         known = None
         if name is not None:
-            matches = self._chunks.find(name)
+            matches = self._catalogue.find(name)
             known = identity_explanation(name, matches[0] if matches else None, trace)
         return explanation(trace, self.engine.config, generation, warnings, request.limit,
                            known)
@@ -186,17 +183,18 @@ class MemoryService:
         seconds apart, so a second attempt almost always holds still).
         """
         for _ in range(READ_ATTEMPTS):
-            generation, warnings = self._generation()
-            with self._index.steady():
+            with self._index.snapshot() as snapshot:
+                generation, warnings = self._generation(snapshot)
                 result = read(generation, warnings)
             if self._generation()[0] == generation:
                 break
         return result
 
-    def _generation(self) -> tuple[Generation, list[str]]:
-        """Switch to the newest published generations; say what is missing."""
+    def _generation(self, pinned: ReadSnapshot | None = None) -> tuple[Generation, list[str]]:
+        """Switch to the newest published generations (the index's pinned one inside a
+        snapshot); say what is missing."""
         warnings = []
-        index = self._index.current()
+        index = pinned.generation if pinned is not None else self._index.current()
         building = self._board.read() if self._board is not None and index is None else None
         if building is not None:
             warnings.append(f"{building.describe()}; nothing can be found until it is done")
@@ -211,7 +209,7 @@ class MemoryService:
                           graph=graph.id if graph else None), warnings
 
     def _resolve_path(self, name: str) -> str:
-        matches = self._chunks.find(name)
+        matches = self._catalogue.find(name)
         if len(matches) >= 1:
             return matches[0].path
         if not ("/" in name or "\\" in name or name.lower().endswith(".md")):
@@ -222,7 +220,7 @@ class MemoryService:
 
     def _resolve_note(self, name: str) -> Note:
         self._generation()
-        matches = self._chunks.find(name)
+        matches = self._catalogue.find(name)
         if not matches:
             raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
         return matches[0]
@@ -241,7 +239,7 @@ class MemoryService:
         return note
 
     def _fence(self, scope: ResolvedScope) -> ScopeFence:
-        return ScopeFence.around(scope.filter, self._chunks)
+        return ScopeFence.around(scope.filter, self._catalogue)
 
     def _require_graph(self) -> GraphProvider:
         if self._graph is None or self._graph.current() is None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.domain.workspace import remote_repository_key, repository_key
-from memory.ports.chunk_store import ChunkStore
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.index_generations import IndexGenerations
 from memory.ports.source_control import SourceControl
 
@@ -22,11 +22,11 @@ Default = tuple[str, str]  # (repository key, where it came from)
 class WorkspaceScope:
     """Callable giving the default repository (key, source) of a search, or None."""
 
-    def __init__(self, *, source_control: SourceControl, chunks: ChunkStore,
+    def __init__(self, *, source_control: SourceControl, catalogue: NoteCatalogue,
                  index: IndexGenerations, cwd: str | None = None, explicit: str | None = None,
                  explicit_source: str = "configured default", enabled: bool = True):
         self._source_control = source_control
-        self._chunks = chunks
+        self._catalogue = catalogue
         self._index = index
         self._cwd = cwd
         self._explicit = repository_key(explicit) if explicit else None
@@ -95,7 +95,7 @@ class WorkspaceScope:
         with self._lock:
             if self._known[0] == generation:
                 return self._known[1]
-        notes = self._chunks.notes(ScopeFilter(status=StatusFilter.ANY)) if current else []
+        notes = self._catalogue.notes(ScopeFilter(status=StatusFilter.ANY)) if current else []
         keys = frozenset(k for note in notes for k in note.repositories)
         with self._lock:
             self._known = (generation, keys)

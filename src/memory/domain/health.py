@@ -6,6 +6,7 @@ from typing import Any
 
 from attrs import frozen
 
+from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo
 
 
@@ -42,7 +43,8 @@ class GraphHealth:
 class EmbedderHealth:
     model_id: str
     dimension: int
-    state: str  # not-loaded | loading | ready | failed: <reason>
+    state: EmbedderState
+    failure: str | None  # why the model could not load, when state is FAILED
     semantic_search: bool
 
 

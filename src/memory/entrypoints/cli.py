@@ -55,6 +55,10 @@ def _shared_options():
     located = _Parser(add_help=False)
     located.add_argument("--root", help="memory root folder (default: $AI_MEMORY_ROOT)")
     located.add_argument("--state-dir", help="derived state folder (default: ROOT/.ai-memory)")
+    located.add_argument("--store", metavar="URL",
+                         help="keep the index in PostgreSQL + pgvector at this postgresql:// "
+                              "URL instead of SQLite in the state folder "
+                              "(default: $AI_MEMORY_STORE)")
     output = _Parser(add_help=False)
     output.add_argument("--json", action="store_true",
                         help="print the structured result as JSON (an error as a JSON object)")
@@ -249,7 +253,8 @@ def _failed(as_json: bool, kind: str, message: str, code: int) -> int:
 def _settings(args, must_exist: bool = True) -> Settings:
     return Settings.resolve(args.root, args.state_dir, watch=not getattr(args, "no_watch", False),
                             must_exist=must_exist, read_only=getattr(args, "read_only", False),
-                            git_commit=getattr(args, "git_commit", False))
+                            git_commit=getattr(args, "git_commit", False),
+                            store=getattr(args, "store", None))
 
 
 def _service(args):

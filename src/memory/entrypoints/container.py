@@ -51,7 +51,8 @@ class Gateways(containers.DeclarativeContainer):
     source = providers.Singleton(MarkdownNoteSource, root=config.root)
     sqlite = providers.Singleton(SqliteIndex, state_dir=config.state_dir)
     index = providers.Singleton(SqliteGenerations, sqlite)
-    chunks = providers.Singleton(SqliteChunkStore, sqlite)
+    lexical = providers.Singleton(SqliteChunkStore, sqlite)
+    catalogue = providers.Singleton(SqliteChunkStore, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
                                    cache_dir=config.model_cache,
@@ -81,7 +82,8 @@ class UseCases(containers.DeclarativeContainer):
     config = providers.Configuration()
     source = providers.Dependency()
     index = providers.Dependency()
-    chunks = providers.Dependency()
+    lexical = providers.Dependency()
+    catalogue = providers.Dependency()
     vectors = providers.Dependency()
     embedder = providers.Dependency()
     cache = providers.Dependency()
@@ -104,8 +106,9 @@ class UseCases(containers.DeclarativeContainer):
     written = providers.Object(None)  # hears of each write's refresh (serving: the graph)
 
     engine = providers.Singleton(
-        RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=graph,
-        config=search_config, default_repository=default_repository,
+        RetrievalEngine, lexical=lexical, catalogue=catalogue, vectors=vectors,
+        embedder=embedder, graph=graph, config=search_config,
+        default_repository=default_repository,
         today=providers.Callable(lambda clock: (lambda: clock.now_iso()[:10]), clock))
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
@@ -125,26 +128,27 @@ class UseCases(containers.DeclarativeContainer):
         FreshnessPolicy, source=source, index=index, indexer=quick_indexer, embedder=embedder,
         clock=clock, feed=change_feed, config=freshness_config, board=progress)
     workspace = providers.Singleton(
-        WorkspaceScope, source_control=source_control, chunks=chunks, index=index,
+        WorkspaceScope, source_control=source_control, catalogue=catalogue, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
         enabled=config.auto_scope)
-    browser = providers.Singleton(NoteBrowser, chunks=chunks, source=source, index=index)
-    picture = providers.Singleton(MemoryPicture, graph=graph_picture, chunks=chunks)
+    browser = providers.Singleton(NoteBrowser, catalogue=catalogue, source=source, index=index)
+    picture = providers.Singleton(MemoryPicture, graph=graph_picture, catalogue=catalogue)
     capture = providers.Singleton(
-        CaptureService, writer=writer, catalogue=providers.Singleton(IndexCatalogue, chunks),
+        CaptureService, writer=writer, catalogue=providers.Singleton(IndexCatalogue, catalogue),
         similar=providers.Singleton(
             IndexSimilarNotes, engine=providers.Singleton(
-                RetrievalEngine, chunks=chunks, vectors=vectors, embedder=embedder, graph=None,
-                config=providers.Object(DUPLICATE_SEARCH)), chunks=chunks, index=index),
+                RetrievalEngine, lexical=lexical, catalogue=catalogue, vectors=vectors,
+                embedder=embedder, graph=None, config=providers.Object(DUPLICATE_SEARCH)),
+            chunks=catalogue, index=index),
         indexer=providers.Singleton(IndexedWrites, write_indexer, published=written),
-        evidence=providers.Singleton(IndexNoteEvidence, chunks, index), clock=clock,
+        evidence=providers.Singleton(IndexNoteEvidence, catalogue, index), clock=clock,
         history=note_history)
     service = providers.Singleton(
-        MemoryService, engine=engine, indexer=indexer, source=source, chunks=chunks,
-        index=index, graph=graph, graphs=graphs, embedder=embedder, feedback=feedback,
-        history=history, clock=clock, before_search=before_search, board=progress,
-        writes=providers.Factory(WriteAccess, enabled=config.writes_enabled,
-                                 git_commit=config.git_commit))
+        MemoryService, engine=engine, indexer=indexer, source=source, lexical=lexical,
+        catalogue=catalogue, index=index, graph=graph, graphs=graphs, embedder=embedder,
+        feedback=feedback, history=history, clock=clock, before_search=before_search,
+        board=progress, writes=providers.Factory(WriteAccess, enabled=config.writes_enabled,
+                                                 git_commit=config.git_commit))
 
 
 class Application(containers.DeclarativeContainer):
@@ -152,9 +156,9 @@ class Application(containers.DeclarativeContainer):
     gateways = providers.Container(Gateways, config=config)
     use_cases = providers.Container(
         UseCases, config=config, source=gateways.source, index=gateways.index,
-        chunks=gateways.chunks, vectors=gateways.vectors, embedder=gateways.embedder,
-        cache=gateways.cache, graph=gateways.graph, graphs=gateways.graphs,
-        graph_picture=gateways.graph_picture,
+        lexical=gateways.lexical, catalogue=gateways.catalogue, vectors=gateways.vectors,
+        embedder=gateways.embedder, cache=gateways.cache, graph=gateways.graph,
+        graphs=gateways.graphs, graph_picture=gateways.graph_picture,
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
         progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
         source_control=gateways.source_control, writer=gateways.writer,
@@ -178,6 +182,8 @@ def build(settings, *, serving: bool = False) -> Application:
         "graph_memory_mb": getattr(settings, "graph_memory_mb", None),
         "git_commit": getattr(settings, "git_commit", False),
         "writes_enabled": not getattr(settings, "read_only", False)})
+    if getattr(settings, "store", None):
+        _use_postgres(app.gateways, settings.store)
     if serving:
         if not getattr(settings, "watch", True):
             app.gateways.change_feed.override(providers.Object(None))
@@ -185,3 +191,18 @@ def build(settings, *, serving: bool = False) -> Application:
         app.use_cases.default_repository.override(app.use_cases.workspace)
         app.use_cases.written.override(app.use_cases.freshness.provided.published)
     return app
+
+
+def _use_postgres(gateways: Gateways, url: str) -> None:
+    """The index's whole adapter set on one Postgres database (imported only when asked
+    for, so a SQLite install never loads psycopg)."""
+    from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache,
+                                          PostgresGenerations, PostgresLexicalIndex,
+                                          PostgresNoteCatalogue, PostgresRefreshLock,
+                                          PostgresVectorIndex)
+    database = providers.Singleton(PostgresDatabase, url)
+    for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
+                          ("catalogue", PostgresNoteCatalogue),
+                          ("vectors", PostgresVectorIndex), ("cache", PostgresEmbeddingCache),
+                          ("lock", PostgresRefreshLock)):
+        getattr(gateways, name).override(providers.Singleton(adapter, database))

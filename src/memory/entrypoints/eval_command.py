@@ -125,7 +125,7 @@ def run_eval(args, settings) -> int:
         app.gateways.embedder().warm()
         app.gateways.embedder().wait_ready(300)
     queries = load_queries(args.queries)
-    results = run_queries(service, app.gateways.chunks(), queries, limit=max(ks))
+    results = run_queries(service, app.gateways.catalogue(), queries, limit=max(ks))
     if args.results:
         Path(args.results).write_text(
             "".join(json.dumps(r) + "\n" for r in results.values()), encoding="utf-8")

@@ -21,6 +21,8 @@ AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a defaul
 PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
 MODEL_CACHE_ENV = "AI_MEMORY_MODEL_CACHE"  # the exported model, shared by every root
 GRAPH_MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of a graph build, 0: no cap
+STORE_ENV = "AI_MEMORY_STORE"  # postgresql://...: the index in Postgres instead of SQLite
+STORE_SCHEMES = ("postgresql://", "postgres://")
 # Sent by `ai-memory connect` to a shared server: its client's folder and the two settings
 # above, which are the client entry's own (see entrypoints/mcp_roots.py).
 WORKSPACE_HEADER = "ai-memory-workspace"
@@ -43,11 +45,12 @@ class Settings:
     graph_memory_mb: int | None = None  # None: the graph build's own cap (4 GiB)
     read_only: bool = False  # serve without memory_write and memory_edit
     git_commit: bool = False  # each write or edit is one commit of the root's git work tree
+    store: str | None = None  # a Postgres URL; None: the SQLite index in state_dir
 
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
                 watch: bool = True, must_exist: bool = True, *, read_only: bool = False,
-                git_commit: bool = False) -> Settings:
+                git_commit: bool = False, store: str | None = None) -> Settings:
         raw = root or environment_root()
         if not raw:
             raise InvalidRequest(f"no memory root: pass --root DIR or set {ROOT_ENV}")
@@ -62,7 +65,8 @@ class Settings:
                    cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
                    model_cache=default_model_cache(),
                    graph_memory_mb=_megabytes(os.environ.get(GRAPH_MEMORY_ENV)),
-                   read_only=read_only, git_commit=git_commit)
+                   read_only=read_only, git_commit=git_commit,
+                   store=_store(store or os.environ.get(STORE_ENV)))
 
 
 def environment_root() -> str | None:
@@ -96,6 +100,16 @@ def machine_environment() -> dict[str, str]:
     """The whole environment, for finding other programs and their settings folders
     (PATH, APPDATA, UV) when installing clients; ai-memory's own settings are read above."""
     return dict(os.environ)
+
+
+def _store(raw: str | None) -> str | None:
+    url = (raw or "").strip()
+    if not url:
+        return None
+    if not url.startswith(STORE_SCHEMES):
+        raise InvalidRequest(f"--store / {STORE_ENV} must be a postgresql:// URL, not "
+                             f"{url.split('://')[0] + '://...' if '://' in url else 'that'}")
+    return url
 
 
 def _flag(raw: str | None, *, default: bool) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memory.domain.feedback import FeedbackReceipt
 from memory.domain.health import Health, WriteAccess
+from memory.domain.model_state import described
 from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.entrypoints.presenters import generation_line, warning_lines
 from memory.entrypoints.text_safety import shown
@@ -46,7 +47,7 @@ def health_text(h: Health) -> str:
         "graph: " + _generation(graph.generation, graph.generation and
                                 f"{graph.generation.nodes} nodes, {graph.generation.edges} edges")
         + (f"; behind the index by {graph.behind_index} notes" if graph.behind_index else ""),
-        f"embedder: {shown(emb.model_id)} [{shown(emb.state)}]; semantic search "
+        f"embedder: {shown(emb.model_id)} [{shown(described(emb.state, emb.failure))}]; semantic search "
         f"{'on' if emb.semantic_search else 'off'}",
         f"self-check: {'ok' if h.self_check.ok else 'FAILED'}: {shown(h.self_check.detail)}",
         _writes(h.writes),

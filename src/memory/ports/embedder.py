@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from memory.domain.model_state import EmbedderState
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -28,5 +30,8 @@ class Embedder(Protocol):
     def wait_ready(self, timeout: float) -> bool:
         """Wait up to timeout seconds for the model; True when it can embed now."""
 
-    def state(self) -> str:
-        """'not-loaded', 'loading', 'ready' or 'failed: <reason>'."""
+    def state(self) -> EmbedderState:
+        """Where loading the model stands now."""
+
+    def failure(self) -> str | None:
+        """Why the model could not load (state() is FAILED), else None."""

@@ -15,6 +15,7 @@ from attrs import frozen
 
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
+from memory.ports.errors import StoreError
 
 
 @frozen(kw_only=True)
@@ -27,6 +28,29 @@ class StagedFacts:
     dimension: int | None
     integrity: str  # "ok" or the integrity check's complaint
     paths: frozenset[str]
+
+
+@frozen
+class ReadSnapshot:
+    """The one generation an operation reads, pinned for as long as it holds the snapshot."""
+
+    generation: GenerationInfo | None  # None: nothing is published yet
+
+    @property
+    def id(self) -> str | None:
+        return self.generation.id if self.generation else None
+
+
+def check_addable(document: NoteDocument, vectors: Sequence[Sequence[float]] | None) -> None:
+    """What IndexStage.add refuses before it writes anything: chunks of another note, or a
+    vector count other than the chunk count."""
+    note = document.note
+    strays = [c.chunk_id for c in document.chunks
+              if c.memory_id != note.memory_id or c.path != note.path]
+    if strays:
+        raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
+    if vectors is not None and len(vectors) != len(document.chunks):
+        raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
 
 
 @runtime_checkable
@@ -81,6 +105,8 @@ class IndexGenerations(Protocol):
         """Problems with what serves (missing, damaged, an older copy serving instead);
         empty when fine. Cheap: a refresh calls it every time."""
 
-    def steady(self) -> AbstractContextManager[None]:
-        """Within it, this thread's reads see one generation (a pinned snapshot), however
-        many are published meanwhile; the caller checks once, after, which one it was."""
+    def snapshot(self) -> AbstractContextManager[ReadSnapshot]:
+        """Pin the current generation for one operation: within the block, every read this
+        thread makes through the stores (and current()) sees the generation the snapshot
+        names, however many are published meanwhile. Damage found while reading may switch
+        to what serves instead: the caller checks current() once, after."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from memory.domain.scope import ScopeFilter
-from memory.ports.chunk_store import Hit
+from memory.domain.candidates import Hit
 
 
 @runtime_checkable

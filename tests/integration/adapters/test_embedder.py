@@ -15,6 +15,7 @@ import pytest
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
 from memory.adapters.embeddings.sentence_transformer import onnx_installed
+from memory.domain.model_state import EmbedderState
 from memory.ports.embedder import Embedder
 from memory.ports.errors import EmbedderUnavailable
 
@@ -68,11 +69,11 @@ def test_identity_is_known_without_loading():
     assert isinstance(model, Embedder)
     assert model.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert model.dimension == 384
-    assert model.state() == "not-loaded" and model.backend is None
+    assert model.state() is EmbedderState.NOT_LOADED and model.backend is None
     assert SentenceTransformerEmbedder(max_seq_length=128).model_id.endswith("@128")
     int8 = SentenceTransformerEmbedder(precision="int8", max_seq_length=128)
     assert int8.model_id == "sentence-transformers/all-MiniLM-L6-v2+int8@128"
-    assert int8.state() == "not-loaded"
+    assert int8.state() is EmbedderState.NOT_LOADED
 
 
 def test_bad_settings_are_refused():
@@ -177,27 +178,27 @@ def test_int8_never_falls_back_to_torch(tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder should be")
     auto = SentenceTransformerEmbedder(backend="auto", cache_dir=blocked, precision="int8")
-    assert auto.wait_ready(300) is False and auto.state().startswith("failed: ")
+    assert auto.wait_ready(300) is False and auto.state() is EmbedderState.FAILED
     assert auto.backend is None
     no_cache = SentenceTransformerEmbedder(precision="int8")
-    assert no_cache.wait_ready(60) is False and "cache_dir" in no_cache.state()
+    assert no_cache.wait_ready(60) is False and "cache_dir" in no_cache.failure()
 
 
 def test_state_moves_from_not_loaded_through_loading_to_ready():
     model = SentenceTransformerEmbedder(backend="torch")
-    assert model.state() == "not-loaded"
+    assert model.state() is EmbedderState.NOT_LOADED
     started = time.monotonic()
     model.warm()
     assert time.monotonic() - started < 0.5  # loading happens in the background
-    assert model.state() in ("loading", "ready")
+    assert model.state() in (EmbedderState.LOADING, EmbedderState.READY)
     model.warm()  # idempotent
-    assert model.wait_ready(300) and model.state() == "ready"
+    assert model.wait_ready(300) and model.state() is EmbedderState.READY
 
 
 def test_missing_model_fails_with_a_reason_and_never_fakes_vectors(tmp_path):
     model = SentenceTransformerEmbedder(model_dir=tmp_path, backend="torch")
     assert model.wait_ready(60) is False
-    assert model.state().startswith("failed: ") and "model files missing" in model.state()
+    assert model.state() is EmbedderState.FAILED and "model files missing" in model.failure()
     with pytest.raises(EmbedderUnavailable):
         model.embed_documents(["anything"])
     with pytest.raises(EmbedderUnavailable):
@@ -206,7 +207,7 @@ def test_missing_model_fails_with_a_reason_and_never_fakes_vectors(tmp_path):
 
 def test_onnx_without_a_cache_dir_fails_and_auto_without_one_runs_torch():
     explicit = SentenceTransformerEmbedder(backend="onnx")
-    assert explicit.wait_ready(60) is False and explicit.state().startswith("failed: ")
+    assert explicit.wait_ready(60) is False and explicit.state() is EmbedderState.FAILED
     auto = SentenceTransformerEmbedder(backend="auto")
     assert auto.wait_ready(300) and auto.backend == "torch"
 
@@ -218,7 +219,7 @@ def test_auto_falls_back_to_torch_when_the_onnx_export_cannot_be_made(tmp_path):
     auto = SentenceTransformerEmbedder(backend="auto", cache_dir=blocked)
     assert auto.wait_ready(300) and auto.backend == "torch"
     explicit = SentenceTransformerEmbedder(backend="onnx", cache_dir=blocked)
-    assert explicit.wait_ready(300) is False and explicit.state().startswith("failed: ")
+    assert explicit.wait_ready(300) is False and explicit.state() is EmbedderState.FAILED
 
 
 def test_importing_the_adapter_imports_no_model_library():
@@ -244,7 +245,7 @@ def test_loading_and_embedding_print_nothing_to_stdout(kind, tmp_path):
         assert model.wait_ready(900), model.state()
         model.embed_documents(["one", "two"] * 40)
         model.embed_query("three")
-        sys.stderr.write("done " + model.state())
+        sys.stderr.write("done " + model.state().value)
     """, *kind, str(tmp_path))  # a fresh cache: the onnx export (and quantization) run here too
     assert done.returncode == 0, done.stderr.decode()
     assert done.stderr.decode().endswith("done ready")

@@ -10,8 +10,9 @@ from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteI
 from memory.domain.notes import Chunk, Note, NoteDocument, Status
 from memory.domain.refresh import ManifestEntry
 from memory.domain.scope import ScopeFilter, StatusFilter
-from memory.ports.chunk_store import ChunkStore
 from memory.ports.errors import StoreError
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
 
 DIM = 8
@@ -58,7 +59,8 @@ def ids(hits) -> list[str]:
 
 def test_readers_implement_their_ports(tmp_path):
     built = Built(tmp_path, [make_doc("a", "text")])
-    assert isinstance(built.chunks, ChunkStore) and isinstance(built.vectors, VectorIndex)
+    assert isinstance(built.chunks, LexicalIndex) and isinstance(built.chunks, NoteCatalogue)
+    assert isinstance(built.vectors, VectorIndex)
 
 
 HOSTILE = ['"', '""', "*", "NEAR(", "NEAR(a b", "foo-bar", "-x", "", "   ", "\x00", "a\x00b",

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="case twins need
 
 
 def ids_of(service) -> dict[str, str]:
-    return {n.path: n.memory_id for n in service._chunks.notes()}
+    return {n.path: n.memory_id for n in service._catalogue.notes()}
 
 
 def one_at_a_time(base, embedder, order: list[str]) -> dict[str, str]:

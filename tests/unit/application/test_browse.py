@@ -14,7 +14,7 @@ def note(path, body="# A note\n\nSome text.", memory_id=None, **fields):
 
 
 def browser(world, **kwargs):
-    return NoteBrowser(chunks=world.chunks, source=world.source, index=world.generations,
+    return NoteBrowser(catalogue=world.chunks, source=world.source, index=world.generations,
                        **kwargs)
 
 

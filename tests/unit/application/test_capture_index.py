@@ -9,6 +9,7 @@ from memory.adapters.inmemory import DeterministicEmbedder
 from memory.application.capture_index import (DuplicatePolicy, IndexCatalogue, IndexedWrites,
                                               IndexNoteEvidence, IndexSimilarNotes, query_text)
 from memory.application.indexer import RefreshPolicy
+from memory.domain.model_state import EmbedderState
 from memory.domain.placement import ScopeKey, WriteScope
 from memory.domain.refresh import diff_scan
 
@@ -84,8 +85,8 @@ class LoadingEmbedder(DeterministicEmbedder):
     def wait_ready(self, timeout: float) -> bool:
         return not self.loading
 
-    def state(self) -> str:
-        return "loading" if self.loading else "ready"
+    def state(self) -> EmbedderState:
+        return EmbedderState.LOADING if self.loading else EmbedderState.READY
 
 
 def test_nothing_is_indexed_where_one_note_cannot_be_added_as_the_index_is():

@@ -12,6 +12,7 @@ from memory.application.changes_only_history import ChangesOnlyHistory
 from memory.application.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.service import MemoryService
+from memory.domain.model_state import EmbedderState
 
 
 class CountingSource(InMemoryNoteSource):
@@ -70,10 +71,10 @@ class Fresh:
         w.indexer = Indexer(w.source, w.generations, w.embedder, w.cache, w.lock, self.clock,
                             w.history, graphs)
         self.service = MemoryService(
-            engine=w.engine, indexer=w.indexer, source=w.source, chunks=w.chunks,
-            index=w.generations, graph=graphs, graphs=graphs, embedder=w.embedder,
-            feedback=w.feedback, history=w.history, clock=self.clock,
-            before_search=self.policy.before_search)
+            engine=w.engine, indexer=w.indexer, source=w.source,
+            lexical=w.chunks, catalogue=w.chunks, index=w.generations, graph=graphs,
+            graphs=graphs, embedder=w.embedder, feedback=w.feedback, history=w.history,
+            clock=self.clock, before_search=self.policy.before_search)
         self.service.refresh("full" if graph else "index")
 
     def forget_index(self) -> None:
@@ -198,7 +199,7 @@ def test_too_many_changes_are_not_indexed_in_the_search_path():
 def test_a_loading_model_leaves_the_edit_for_later_and_says_so():
     f = Fresh(watch=False)
     f.write("Decisions/D0.md", "# D0\n\nchanged while loading\n")
-    f.world.embedder._state = "loading"
+    f.world.embedder._state = EmbedderState.LOADING
     f.clock.now += 2
     packet = f.service.search("changed while loading")
     assert packet.freshness == "stale"

@@ -6,6 +6,7 @@ from attrs import evolve
 from builders import World, edit, make_doc
 
 from memory.adapters.inmemory import DeterministicEmbedder
+from memory.domain.model_state import EmbedderState
 from memory.domain.errors import InvalidRequest
 from memory.domain.reading import NoteLine
 
@@ -136,7 +137,7 @@ def test_duplicate_memory_id_is_indexed_under_its_path():
 
 def test_model_unavailable_builds_lexical_index_and_search_warns():
     w = World(docs())
-    w.embedder._state = "failed: no model"
+    w.embedder._state, w.embedder._failure = EmbedderState.FAILED, "no model"
     report = w.refresh("index")
     assert report.ok and any("semantic search is off" in x for x in report.warnings)
     packet = w.service.search("topic2")

@@ -59,7 +59,7 @@ def building_service(w: World, board: InMemoryRefreshProgress) -> MemoryService:
         progress = board.read()
         return ("stale", (f"{progress.describe()}; results are incomplete until it is done",))
     return MemoryService(
-        engine=w.engine, indexer=w.indexer, source=w.source, chunks=w.chunks,
+        engine=w.engine, indexer=w.indexer, source=w.source, lexical=w.chunks, catalogue=w.chunks,
         index=w.generations, graph=w.graph, graphs=w.graph, embedder=w.embedder,
         feedback=w.feedback, history=w.history, clock=w.clock, before_search=before_search,
         board=board)

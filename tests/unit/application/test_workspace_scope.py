@@ -19,7 +19,7 @@ def scope(trees=None, *, world=None, **kw):
     if world is None:
         w.refresh("index")
     control = InMemorySourceControl(trees)
-    return WorkspaceScope(source_control=control, chunks=w.chunks, index=w.generations, **kw), \
+    return WorkspaceScope(source_control=control, catalogue=w.chunks, index=w.generations, **kw), \
         control, w
 
 
@@ -90,7 +90,7 @@ def test_the_inferred_repository_scopes_a_search_and_shows_where_it_came_from():
     w = World(corpus())
     w.refresh("index")
     infer, _, _ = scope({"/src/alpha": ALPHA_REMOTE}, world=w, cwd="/src/alpha")
-    engine = w.engine.__class__(w.chunks, w.vectors, w.embedder, None, default_repository=infer)
+    engine = w.engine.__class__(w.chunks, w.chunks, w.vectors, w.embedder, None, default_repository=infer)
     w.service.engine = engine
     packet = w.service.search("deploy")
     assert {i.path for i in packet.items} == {"Repos/alpha/Notes/Deploy.md"}

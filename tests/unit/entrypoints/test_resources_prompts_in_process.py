@@ -24,7 +24,7 @@ class CountingFactory:
 
     def browser(self):
         self.built += 1
-        return NoteBrowser(chunks=self.world.chunks, source=self.world.source,
+        return NoteBrowser(catalogue=self.world.chunks, source=self.world.source,
                            index=self.world.generations)
 
 

@@ -89,7 +89,7 @@ def test_the_default_scope_follows_the_calling_sessions_workspace():
     control = InMemorySourceControl({"/src/alpha": "git@github.com:acme/alpha.git"})
 
     def make(workspace):
-        return WorkspaceScope(source_control=control, chunks=world.chunks,
+        return WorkspaceScope(source_control=control, catalogue=world.chunks,
                               index=world.generations, cwd=workspace.folder,
                               explicit=workspace.repository, enabled=workspace.auto_scope)
     default = SessionWorkspaces(make)

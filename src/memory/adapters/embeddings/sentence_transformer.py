@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.adapters.embeddings import packaged_model as pm
+from memory.domain.model_state import EmbedderState
 from memory.ports.embedder import Embedder
 from memory.ports.errors import EmbedderUnavailable
 
@@ -19,7 +20,6 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "torch", "onnx")
 PRECISIONS = ("int8", "fp32")
-NOT_LOADED, LOADING, READY = "not-loaded", "loading", "ready"
 # WordPiece turns a word of over 100 characters into one unknown token, so this many
 # characters per token is more than the kept tokens can span in any ordinary text.
 CHARS_PER_TOKEN_BOUND = 128
@@ -67,7 +67,8 @@ class SentenceTransformerEmbedder(Embedder):
         self._batch_size = batch_size
         self._backend = backend
         self._precision = precision
-        self._state = NOT_LOADED
+        self._state = EmbedderState.NOT_LOADED
+        self._failure: str | None = None
         self._encoder = None
         self._state_lock = threading.Lock()
         self._settled = threading.Event()  # set once loading has succeeded or failed
@@ -95,21 +96,24 @@ class SentenceTransformerEmbedder(Embedder):
         encoder = self._encoder
         return encoder.name if encoder is not None else None
 
-    def state(self) -> str:
+    def state(self) -> EmbedderState:
         return self._state
+
+    def failure(self) -> str | None:
+        return self._failure
 
     def warm(self) -> None:
         with self._state_lock:
-            if self._state != NOT_LOADED:
+            if self._state is not EmbedderState.NOT_LOADED:
                 return
-            self._state = LOADING
+            self._state = EmbedderState.LOADING
         threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
 
     def wait_ready(self, timeout: float) -> bool:
         """Start loading if nobody has, then wait up to timeout seconds for it."""
         self.warm()
         self._settled.wait(max(0.0, timeout))
-        return self._state == READY
+        return self._state is EmbedderState.READY
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), 384) float32 in the order given (torch: batches of similar length;
@@ -140,7 +144,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.warm()
         self._settled.wait()
         if self._encoder is None:
-            raise EmbedderUnavailable(f"embedding model {self._state}")
+            raise EmbedderUnavailable(f"embedding model failed: {self._failure}")
         return self._encoder
 
     def _load(self) -> None:
@@ -154,10 +158,10 @@ class SentenceTransformerEmbedder(Embedder):
             log.warning("embedding model failed to load", exc_info=True)
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             with self._state_lock:
-                self._state = f"failed: {reason}"
+                self._failure, self._state = reason, EmbedderState.FAILED
         else:
             with self._state_lock:
-                self._encoder, self._state = encoder, READY
+                self._encoder, self._state = encoder, EmbedderState.READY
         finally:
             self._settled.set()
 

@@ -6,6 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
+from memory.domain.model_state import EmbedderState
 from memory.domain.text import words
 from memory.ports.embedder import Embedder
 from memory.ports.errors import EmbedderUnavailable
@@ -14,9 +15,11 @@ from memory.ports.errors import EmbedderUnavailable
 class DeterministicEmbedder(Embedder):
     """Bag of hashed words (and their 4-letter prefixes), L2-normalized. Not semantic."""
 
-    def __init__(self, dimension: int = 64, state: str = "ready"):
+    def __init__(self, dimension: int = 64, failure: str | None = None):
+        """failure: why the model "could not load" (a failed embedder), None for a ready one."""
         self._dimension = dimension
-        self._state = state
+        self._failure = failure
+        self._state = EmbedderState.READY if failure is None else EmbedderState.FAILED
         self.embedded = 0  # texts embedded so far, for tests counting re-embedding
 
     @property
@@ -49,14 +52,17 @@ class DeterministicEmbedder(Embedder):
         return self._vector(text)
 
     def _require(self) -> None:
-        if self._state != "ready":
-            raise EmbedderUnavailable(f"embedder is {self._state}")
+        if self._state is not EmbedderState.READY:
+            raise EmbedderUnavailable(f"embedder is {self._state.value}: {self._failure}")
 
     def warm(self) -> None:
         return None
 
     def wait_ready(self, timeout: float) -> bool:
-        return self._state == "ready"
+        return self._state is EmbedderState.READY
 
-    def state(self) -> str:
+    def state(self) -> EmbedderState:
         return self._state
+
+    def failure(self) -> str | None:
+        return self._failure

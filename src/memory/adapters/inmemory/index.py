@@ -13,13 +13,16 @@ from contextlib import contextmanager
 import Stemmer
 from attrs import define, field
 
+from memory.domain.candidates import Hit
 from memory.domain.notes import Chunk, Note, NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
-from memory.ports.chunk_store import ChunkStore, Hit
 from memory.ports.errors import DuplicateNote, StoreError
-from memory.ports.index_generations import IndexGenerations, IndexStage, StagedFacts
+from memory.ports.index_generations import (IndexGenerations, IndexStage, ReadSnapshot,
+                                            StagedFacts, check_addable)
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.vector_index import VectorIndex
 
 
@@ -173,13 +176,8 @@ class InMemoryStage(IndexStage):
 
     def add(self, document: NoteDocument, entry: ManifestEntry, vectors) -> None:
         self._open()
+        check_addable(document, vectors)
         note = document.note
-        strays = [c.chunk_id for c in document.chunks
-                  if c.memory_id != note.memory_id or c.path != note.path]
-        if strays:
-            raise StoreError(f"chunks {strays[:3]} do not belong to note {note.memory_id}")
-        if vectors is not None and len(vectors) != len(document.chunks):
-            raise StoreError(f"{len(vectors)} vectors given for {len(document.chunks)} chunks")
         existing = self._snap.notes.get(document.note.memory_id)
         if existing is not None and existing.path != document.note.path:
             raise DuplicateNote(f"{document.note.memory_id} already used by {existing.path}",
@@ -263,8 +261,10 @@ class InMemoryGenerations(IndexGenerations):
             del self._index.generations[gen_id]
         return old
 
-    def steady(self):
-        return self._index.pinned()
+    @contextmanager
+    def snapshot(self) -> Iterator[ReadSnapshot]:
+        with self._index.pinned():
+            yield ReadSnapshot(self.current())
 
     def check_current(self) -> list[str]:
         return []
@@ -274,7 +274,9 @@ def _dot(a, b) -> float:
     return sum(x * y for x, y in zip(a, b))
 
 
-class InMemoryChunkStore(ChunkStore):
+class InMemoryChunkStore(LexicalIndex, NoteCatalogue):
+    """Both roles over the snapshot this thread reads (bm25 over Python dicts)."""
+
     def __init__(self, index: InMemoryIndex):
         self._index = index
 

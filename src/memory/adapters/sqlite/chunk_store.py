@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import lexical, scope_where
 from memory.adapters.sqlite.view import GenerationView
+from memory.domain.candidates import Hit
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
-from memory.ports.chunk_store import ChunkStore, Hit
+from memory.ports.lexical_index import LexicalIndex
+from memory.ports.note_catalogue import NoteCatalogue
 
 
 def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
@@ -18,8 +20,9 @@ def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
             if chunk.memory_id in notes]
 
 
-class SqliteChunkStore(ChunkStore):
-    """Reads whatever generation the shared SqliteIndex serves this thread."""
+class SqliteChunkStore(LexicalIndex, NoteCatalogue):
+    """Both roles over FTS5 and the note tables of whatever generation the shared
+    SqliteIndex serves this thread."""
 
     def __init__(self, index: SqliteIndex):
         self._index = index

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from memory.adapters.sqlite.collector import Collector
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.publisher import Publisher
 from memory.adapters.sqlite.stage import SqliteIndexStage
 from memory.domain.refresh import GenerationInfo, ManifestEntry
-from memory.ports.index_generations import IndexGenerations
+from memory.ports.index_generations import IndexGenerations, ReadSnapshot
 
 
 class SqliteGenerations(IndexGenerations):
@@ -36,8 +37,11 @@ class SqliteGenerations(IndexGenerations):
     def check_current(self) -> list[str]:
         return self._index.check_current()
 
-    def steady(self):
-        return self._index.steady()
+    @contextmanager
+    def snapshot(self) -> Iterator[ReadSnapshot]:
+        """One WAL read transaction for the block, opened at once by reading its info."""
+        with self._index.steady():
+            yield ReadSnapshot(self._index.current())
 
     def manifest_of(self, generation: str) -> Mapping[str, ManifestEntry] | None:
         """The manifest of an earlier generation of the serving database, from the change

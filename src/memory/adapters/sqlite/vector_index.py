@@ -10,7 +10,7 @@ from memory.adapters.sqlite.queries import as_blob, nearest
 from memory.adapters.sqlite.schema import vector_dimension
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.scope import ScopeFilter
-from memory.ports.chunk_store import Hit
+from memory.domain.candidates import Hit
 from memory.ports.vector_index import VectorIndex
 
 

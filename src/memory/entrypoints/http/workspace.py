@@ -52,7 +52,7 @@ def session_scoped(settings) -> Callable:
 
         def make(workspace: Workspace) -> WorkspaceScope:
             return WorkspaceScope(source_control=gateways.source_control(),
-                                  chunks=gateways.chunks(), index=gateways.index(),
+                                  catalogue=gateways.catalogue(), index=gateways.index(),
                                   cwd=workspace.folder,
                                   explicit=workspace.repository or settings.repository,
                                   explicit_source=f"env:{REPOSITORY_ENV}",

@@ -1,4 +1,4 @@
-"""ChunkStore: lexical search and note lookup over the generation a reader sees.
+"""NoteCatalogue: the indexed notes, their chunks and lines, as the generation read holds them.
 
 Every value returned is what was written: damage is a StoreError, never other text.
 """
@@ -8,18 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from memory.domain.candidates import Hit
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
 
-__all__ = ["ChunkStore", "Hit"]
-
 
 @runtime_checkable
-class ChunkStore(Protocol):
-    def search(self, query: str, scope: ScopeFilter, limit: int) -> list[Hit]:
-        """Best chunks for the query's words (bm25), only among notes the scope admits."""
-
+class NoteCatalogue(Protocol):
     def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
         """Every note of the generation (optionally only those the scope admits)."""
 

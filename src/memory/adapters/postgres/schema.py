@@ -1,0 +1,68 @@
+"""Tables of the Postgres index: immutable note and chunk rows, generations as membership.
+
+A note row (and its chunks, text and vector) is written once and shared by every generation
+that holds it; a generation is its membership rows plus its manifest, so a one-note refresh
+copies a few integers per note instead of the corpus, and old generations cost little until
+they are collected. `aim_pointer` is the one row a publish switches.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+SCHEMA_VERSION = 1
+LOCK_SCHEMA = 0x61696D01  # advisory lock key held while creating the tables
+
+DDL = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE IF NOT EXISTS aim_meta (key text PRIMARY KEY, value jsonb NOT NULL);
+CREATE TABLE IF NOT EXISTS aim_pointer (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one), generation text NOT NULL);
+CREATE TABLE IF NOT EXISTS aim_generations (
+  id text PRIMARY KEY, seq bigserial UNIQUE, created text NOT NULL, state text NOT NULL,
+  model_id text, dimension int, chunking text, validation jsonb,
+  notes int NOT NULL DEFAULT 0, chunks int NOT NULL DEFAULT 0, vectors int NOT NULL DEFAULT 0,
+  terms bigint NOT NULL DEFAULT 0, published_at timestamptz, superseded_at timestamptz);
+CREATE TABLE IF NOT EXISTS aim_notes (
+  row bigserial PRIMARY KEY, memory_id text NOT NULL, path text NOT NULL,
+  note jsonb NOT NULL, lines jsonb NOT NULL, names text[] NOT NULL,
+  effective_status text NOT NULL, root_key text NOT NULL, ticket_key text NOT NULL,
+  path_key text NOT NULL, repo_keys text[] NOT NULL, project_keys text[] NOT NULL,
+  cross_cutting boolean NOT NULL);
+CREATE INDEX IF NOT EXISTS aim_notes_names ON aim_notes USING gin (names);
+CREATE TABLE IF NOT EXISTS aim_chunks (
+  row bigserial PRIMARY KEY, note_row bigint NOT NULL REFERENCES aim_notes ON DELETE CASCADE,
+  ordinal int NOT NULL, chunk jsonb NOT NULL, tsv tsvector NOT NULL, length int NOT NULL,
+  dim int, embedding vector);
+CREATE INDEX IF NOT EXISTS aim_chunks_by_note ON aim_chunks (note_row, ordinal);
+CREATE INDEX IF NOT EXISTS aim_chunks_tsv ON aim_chunks USING gin (tsv);
+CREATE TABLE IF NOT EXISTS aim_members (
+  gen text NOT NULL REFERENCES aim_generations ON DELETE CASCADE,
+  note_row bigint NOT NULL REFERENCES aim_notes, memory_id text NOT NULL, path text NOT NULL,
+  PRIMARY KEY (gen, memory_id), UNIQUE (gen, path));
+CREATE INDEX IF NOT EXISTS aim_members_by_note ON aim_members (note_row, gen);
+CREATE TABLE IF NOT EXISTS aim_manifest (
+  gen text NOT NULL REFERENCES aim_generations ON DELETE CASCADE, path text NOT NULL,
+  content_hash text NOT NULL, size bigint NOT NULL, mtime_ns bigint NOT NULL,
+  PRIMARY KEY (gen, path));
+CREATE TABLE IF NOT EXISTS aim_embedding_cache (
+  model_id text NOT NULL, hash text NOT NULL, vector real[] NOT NULL,
+  PRIMARY KEY (model_id, hash));
+"""
+
+
+def create(conn: psycopg.Connection) -> None:
+    """Create what is missing, one process at a time (CREATE IF NOT EXISTS races itself)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_SCHEMA,))
+        conn.execute(DDL)
+        conn.execute("INSERT INTO aim_meta (key, value) VALUES ('schema_version', %s) "
+                     "ON CONFLICT (key) DO NOTHING", (psycopg.types.json.Jsonb(SCHEMA_VERSION),))
+
+
+def hnsw_index(conn: psycopg.Connection, dimension: int) -> None:
+    """The HNSW (cosine) index over the vectors of one dimension; pgvector indexes a typed
+    column only, so each dimension has its own partial expression index."""
+    conn.execute(f"CREATE INDEX IF NOT EXISTS aim_chunks_hnsw_{int(dimension)} ON aim_chunks "
+                 f"USING hnsw ((embedding::vector({int(dimension)})) vector_cosine_ops) "
+                 f"WHERE dim = {int(dimension)}")

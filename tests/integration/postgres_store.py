@@ -1,0 +1,60 @@
+"""The test Postgres: AI_MEMORY_TEST_POSTGRES_URL when set, else one pgserver per session.
+
+pgserver ships PostgreSQL 16 with pgvector and runs without root; each test asks for a
+fresh database on it. Nothing here skips: a server that cannot start fails the test with
+the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+URL_ENV = "AI_MEMORY_TEST_POSTGRES_URL"
+
+
+class TestPostgres:
+    """Hands out fresh, empty databases on one server."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of its name
+
+    def __init__(self):
+        self._numbers = itertools.count(1)
+        self._server = None
+        explicit = os.environ.get(URL_ENV)  # a postgresql:// URL, as --store takes
+        if explicit:
+            self._admin = explicit
+        else:
+            self._admin = self._start()
+        self._prefix = f"aim_test_{os.getpid()}_"
+
+    def fresh(self) -> str:
+        name = f"{self._prefix}{next(self._numbers)}"
+        with psycopg.connect(self._admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return urlunsplit(urlsplit(self._admin)._replace(path=f"/{name}"))
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.cleanup()
+
+    def _start(self) -> str:
+        try:
+            import pgserver
+        except ImportError as exc:
+            raise RuntimeError(f"the Postgres tests need the pgserver wheel ({exc}); run "
+                               f"./scripts/bootstrap.sh, or set {URL_ENV}") from exc
+        data = Path(tempfile.mkdtemp(prefix="aim-pgserver-"))
+        try:
+            self._server = pgserver.get_server(data, cleanup_mode="delete")
+        except Exception as exc:  # noqa: BLE001 - any failure to start is the message
+            raise RuntimeError(f"pgserver could not start a Postgres in {data}: {exc}; "
+                               f"set {URL_ENV} to use another server") from exc
+        return self._server.get_uri()
