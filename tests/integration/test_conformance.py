@@ -9,6 +9,7 @@ npx on the first run (the tests may reach registries; the product never does).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import urllib.request
@@ -20,6 +21,8 @@ from http_harness import http_server, make_root
 SUITE = ["-y", "-p", "node@22", "-p", "@modelcontextprotocol/conformance@0.1.16", "conformance"]
 EXPECTED_FAILURES = Path(__file__).parent / "conformance" / "expected-failures.yml"
 REQUIRED = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
+# The suite names each result folder server-<scenario>-<ISO time>: 2026-12-01T14-48-07-202Z
+STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 
 
 def npx() -> str:
@@ -35,7 +38,7 @@ def results(folder: Path) -> dict[str, list[dict]]:
     """Scenario name -> its checks, from the suite's output folder."""
     found = {}
     for checks in folder.glob("server-*/checks.json"):
-        name = checks.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        name = STAMP.sub("", checks.parent.name.removeprefix("server-"))
         found[name] = json.loads(checks.read_text())
     return found
 
