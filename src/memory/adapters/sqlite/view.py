@@ -96,6 +96,11 @@ class GenerationView:
                 known[note.memory_id] = note
         return {i: known[i] for i in wanted if i in known}
 
+    def note(self, memory_id: str) -> Note | None:
+        """One note: the graph steps ask for dozens per search, most of them kept already."""
+        found = self._cache.notes.get(memory_id)
+        return found if found is not None else self.notes_for((memory_id,)).get(memory_id)
+
     def chunks_of(self, memory_id: str) -> tuple[Chunk, ...]:
         """A note's chunks in order, each checked against its row's CRC."""
         found = self._cache.chunks.get(memory_id)
