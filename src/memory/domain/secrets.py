@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from attrs import frozen
@@ -128,12 +129,26 @@ def _spans(lines: Sequence[str]) -> tuple[SecretSpan, ...]:
     return tuple(found)
 
 
-def _line_spans(line: str) -> list[tuple[int, int, str]]:
+def _line_spans(line: str) -> tuple[tuple[int, int, str], ...]:
+    return _kept_line_spans(line) if len(line) <= KEPT_LINE_CHARS else _found_line_spans(line)
+
+
+# Searches cite the same lines again and again (titles, headings, a note's hot lines), and
+# a line's spans depend on its text alone; long lines are judged each time, not kept.
+KEPT_LINE_CHARS = 400
+
+
+@lru_cache(maxsize=16384)
+def _kept_line_spans(line: str) -> tuple[tuple[int, int, str], ...]:
+    return _found_line_spans(line)
+
+
+def _found_line_spans(line: str) -> tuple[tuple[int, int, str], ...]:
     lowered = line.lower()
     found = [span for shape in shapes_in(lowered) for span in _shape_spans(shape, line)]
     if may_hold_assignment(line, lowered):
         found += assignment_spans(line)
-    return _merged(found)
+    return tuple(_merged(found))
 
 
 def _shape_spans(shape: Shape, line: str) -> list[tuple[int, int, str]]:

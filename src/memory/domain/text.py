@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from attrs import frozen
@@ -95,15 +96,24 @@ class QueryFeatures:
 
 @lru_cache(maxsize=4096)  # one search judges the same chunk texts in several steps
 def _matched(terms: tuple[str, ...], text: str) -> tuple[str, ...]:
-    present = set(words(text))
-    return tuple(t for t in terms if t in present or _inflected(t, present))
+    present, ordered = _words_in(text)
+    return tuple(t for t in terms if t in present or _inflected(t, ordered))
 
 
-def _inflected(term: str, present: set[str]) -> bool:
+@lru_cache(maxsize=4096)  # and other searches judge them again, with other terms
+def _words_in(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    present = frozenset(words(text))
+    return present, tuple(sorted(present))
+
+
+def _inflected(term: str, ordered: tuple[str, ...]) -> bool:
+    """Whether a word of `ordered` (sorted) starts with the term's stem: the words that do
+    sort together, from where the stem itself would go."""
     if len(term) < 4:
         return False
     stem = term[: max(4, len(term) - 3)]
-    return any(w.startswith(stem) for w in present)
+    at = bisect_left(ordered, stem)
+    return at < len(ordered) and ordered[at].startswith(stem)
 
 
 def mentions_name(haystack: str, name: str, exact: bool = False) -> bool:

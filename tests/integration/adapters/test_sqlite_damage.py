@@ -16,6 +16,7 @@ from test_sqlite_generations import ANY, make_doc, publish, vectors_for
 
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
                                     SqliteVectorIndex)
+from memory.adapters.sqlite.rows import crc, opened
 from memory.domain.scope import ScopeFilter
 from memory.ports.errors import StoreError
 
@@ -176,3 +177,15 @@ def test_a_flipped_byte_inside_a_chunks_text_is_caught_by_its_rows_check(gens_st
     assert any(path.name in p and "fails its check" in p for p in reader.check_current())
     other = SqliteIndex(state)  # another process learns it from index/DAMAGED
     assert any(path.name in p for p in other.check_current())
+
+
+def test_row_seals_keep_the_encoding_indexes_were_written_with():
+    """A row's CRC is part of the file format: index files written by earlier versions must
+    still open, so the encoding of every value kind stays what it was (values as written by
+    the row-by-row crc32 chain before it became one call)."""
+    values = ("mem-1", None, b"\x00\x01", "Ünïcode \ud800", 42, 1.5, "")
+    assert crc(values) == 2643164077
+    assert crc(()) == 0 and crc(("[]",)) == 3490377426
+    assert opened((*values, 2643164077), "note") == values
+    with pytest.raises(StoreError, match="fails its check"):
+        opened((*values[:-1], " ", 2643164077), "note")

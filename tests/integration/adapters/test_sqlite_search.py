@@ -7,6 +7,7 @@ import pytest
 
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
                                     SqliteVectorIndex)
+from memory.adapters.sqlite.queries import lexical
 from memory.domain.notes import Chunk, Note, NoteDocument, Status
 from memory.domain.refresh import ManifestEntry
 from memory.domain.scope import ScopeFilter, StatusFilter
@@ -249,3 +250,22 @@ def test_the_matrix_holds_every_vector_of_the_generation(tmp_path):
     assert Built(tmp_path / "none", [make_doc("a", "text")])
     assert SqliteIndex(tmp_path / "none").read(
         lambda view: VectorMatrix.load(view.conn, view.seq), "unread") is None
+
+
+def test_a_narrow_scope_past_the_ranked_head_finds_what_the_full_join_finds(tmp_path):
+    """400 notes of another repository outrank every admitted match: the first head holds
+    none of them, and the deeper head (judged by the loaded matrix) must give exactly the
+    full SQL join's chunks and scores, in its order."""
+    crowd = [make_doc(f"crowd-{i}", "alpha alpha alpha", repository="crowd") for i in range(400)]
+    quiet = [make_doc(f"quiet-{i}", "alpha " + " ".join(f"filler{j}" for j in range(i + 5)),
+                      repository="quiet") for i in range(30)]
+    docs = crowd + quiet
+    built = Built(tmp_path / "state", docs,
+                  {c.chunk_id: unit(n) for n, c in enumerate(c for d in docs for c in d.chunks)})
+    scope = ScopeFilter(repository="quiet")
+    assert built.vectors.search(unit(1), scope, 1)  # the matrix is loaded: it judges the head
+    found = built.chunks.search("alpha", scope, 20)
+    joined = built.reader.read(lambda view: lexical(view.conn, "alpha", scope, 20), [])
+    assert [(h.chunk.chunk_id, h.score) for h in found] == \
+        [(chunk.chunk_id, score) for chunk, score in joined]
+    assert len(found) == 20 and all(h.note.repository == "quiet" for h in found)

@@ -191,3 +191,15 @@ def test_search_and_get_redact_and_health_lists_the_note():
     listed = w.service.health().notes_with_secrets
     assert listed == (SecretNote(path="Repos/alpha/Notes/Staging.md", lines=(4,),
                                  kinds=("url-password",)),)
+
+
+@pytest.mark.parametrize("kind,secret,template", SECRETS)
+def test_a_line_is_judged_the_same_when_seen_again_short_or_long(kind, secret, template):
+    # Short lines' spans are kept between calls, long ones judged afresh: both must hide
+    # the secret every time, and a kept line must not leak into another line's verdict.
+    short = template.format(secret)
+    long = "padding words " * 60 + short
+    for line in (short, long, short, long):
+        (clean,), findings = redact_lines([line])
+        assert secret not in clean and [f.kind for f in findings] == [kind]
+    assert redact_lines(["the build is green again", short])[1][0].line == 2

@@ -47,7 +47,7 @@ class SqliteChunkStore(LexicalIndex, NoteCatalogue):
         return self._index.read(read, [])
 
     def note(self, memory_id: str) -> Note | None:
-        return self._index.read(lambda view: view.notes_for([memory_id]).get(memory_id), None)
+        return self._index.read(lambda view: view.note(memory_id), None)
 
     def find(self, name: str) -> list[Note]:
         key = (name or "").strip().lower()

@@ -13,7 +13,7 @@ import apsw
 import numpy as np
 
 from memory.adapters.sqlite.queries import chunk_rows, scope_where
-from memory.adapters.sqlite.rows import (CHUNK_COLUMNS, NOTE_COLUMNS, IndexDamaged,
+from memory.adapters.sqlite.rows import (CHUNK_COLUMNS, NOTE_COLUMNS, SCOPE_KEYS, IndexDamaged,
                                          chunk_from_row, lines_from_row, note_from_row)
 from memory.domain.notes import Chunk, Note
 from memory.domain.refresh import GenerationInfo
@@ -67,6 +67,8 @@ class GenerationCache:
         self.lines: LruCache[str, tuple[str, ...]] = LruCache(_LINES)
         self.scoped: LruCache[tuple, tuple[str, ...]] = LruCache(_SCOPES)
         self.masks: LruCache[tuple, np.ndarray] = LruCache(_SCOPES)
+        self.scope_keys: apsw.Connection | None = None
+        self.scope_keys_lock = threading.Lock()
 
 
 class GenerationView:
@@ -95,6 +97,11 @@ class GenerationView:
                 note = note_from_row(row)
                 known[note.memory_id] = note
         return {i: known[i] for i in wanted if i in known}
+
+    def note(self, memory_id: str) -> Note | None:
+        """One note: the graph steps ask for dozens per search, most of them kept already."""
+        found = self._cache.notes.get(memory_id)
+        return found if found is not None else self.notes_for((memory_id,)).get(memory_id)
 
     def chunks_of(self, memory_id: str) -> tuple[Chunk, ...]:
         """A note's chunks in order, each checked against its row's CRC."""
@@ -134,9 +141,30 @@ class GenerationView:
         key = (where, tuple(params))
         found = self._cache.scoped.get(key)
         if found is None:
-            found = self._cache.scoped.put(key, tuple(r[0] for r in self.conn.execute(
-                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params)))
+            found = self._cache.scoped.put(key, self._admitted_by(where, params))
         return found
+
+    def _admitted_by(self, where: str, params: Sequence) -> tuple[str, ...]:
+        """The clause run on the generation's notes cut to the columns a scope clause
+        reads, in a database in memory (same column types, same SQL): each row of the
+        index's notes table carries its note's lines, so a clause scanned 7 MB (6-10 ms at
+        10k notes, paid again by every query naming a ticket); the cut copy costs that
+        once. One thread at a time uses the copy's connection."""
+        with self._cache.scope_keys_lock:
+            if self._cache.scope_keys is None:
+                self._cache.scope_keys = self._copy_scope_keys()
+            return tuple(r[0] for r in self._cache.scope_keys.execute(
+                f"SELECT n.memory_id FROM notes n WHERE {where} ORDER BY n.path", params))
+
+    def _copy_scope_keys(self) -> apsw.Connection:
+        names = ("memory_id", "path", *SCOPE_KEYS)
+        types = {row[1]: row[2] for row in self.conn.execute("PRAGMA table_info(notes)")}
+        keys = apsw.Connection(":memory:")
+        keys.execute(f"CREATE TABLE notes ({', '.join(f'{n} {types[n]}' for n in names)})")
+        with keys:
+            keys.executemany(f"INSERT INTO notes VALUES ({', '.join('?' * len(names))})",
+                             self.conn.execute(f"SELECT {', '.join(names)} FROM notes"))
+        return keys
 
     def scope_mask(self, matrix: VectorMatrix, scope: ScopeFilter) -> np.ndarray | None:
         """The matrix rows whose notes the scope admits (None: every row), kept per scope."""
