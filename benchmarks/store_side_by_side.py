@@ -49,13 +49,16 @@ def build_figures(root: Path, state: Path, store: str | None) -> dict:
     started = time.perf_counter()
     indexer.refresh("index")
     one = time.perf_counter() - started
-    index = app.gateways.index()
-    started = time.perf_counter()
-    problems = index.check_current()  # health and every refresh run it
-    check = time.perf_counter() - started
-    assert problems == [], problems
+    checks = []
+    index = app_for(str(root), str(state), store).gateways.index()  # as a fresh process
+    for _ in range(2):  # health and every refresh run it; a process's first checks all
+        started = time.perf_counter()
+        problems = index.check_current()
+        checks.append(round(time.perf_counter() - started, 3))
+        assert problems == [], problems
     return {"full_build_s": round(full, 2), "one_note_refresh_s": round(one, 3),
-            "check_current_s": round(check, 3), "size_mb": round(_size(state, store) / 2**20, 1)}
+            "check_current_first_s": checks[0], "check_current_s": checks[1],
+            "size_mb": round(_size(state, store) / 2**20, 1)}
 
 
 def seal_cost(store: str, repeats: int = 200) -> dict:

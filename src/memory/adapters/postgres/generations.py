@@ -30,6 +30,7 @@ class PostgresGenerations(IndexGenerations):
         self._db = database
         self._manifests: dict[str, Mapping[str, ManifestEntry]] = {}  # immutable per id
         self._lock = threading.Lock()
+        self._verified = (0, 0)  # note and chunk row ids this process has checked up to
 
     def current(self) -> GenerationInfo | None:
         return self._db.read(self._info, None)
@@ -104,9 +105,7 @@ class PostgresGenerations(IndexGenerations):
             problems.append(f"the pointer names index generation {pointer}, which the "
                             f"database does not hold as published")
         elif pointer is not None:
-            found = seals.verify(conn, pointer)
-            if found:
-                seals.record(conn, pointer, found[0])
+            found = self._verify(conn, pointer)
             problems += found or [p for p in [seals.recorded(conn, pointer)] if p]
         serving = self._whole(conn, pointer)
         if pointer is None and serving is not None:
@@ -120,13 +119,22 @@ class PostgresGenerations(IndexGenerations):
         """What serves, once every older generation it falls back to is verified too
         (they share note rows with the damaged one)."""
         serving = self._db.published(conn)
-        while serving is not None and serving != pointer:
-            found = seals.verify(conn, serving)
-            if not found:
-                break
-            seals.record(conn, serving, found[0])
+        while serving is not None and serving != pointer and self._verify(conn, serving):
             serving = self._db.published(conn)
         return serving
+
+    def _verify(self, conn: psycopg.Connection, generation: str) -> list[str]:
+        """seals.verify, the seals of the rows this process has not checked yet (all of
+        them on its first call: a fresh process, such as a refresh, checks everything);
+        a damaged generation is recorded for every process."""
+        with self._lock:
+            since = self._verified
+        found, upto = seals.verify(conn, generation, since)
+        if found:
+            seals.record(conn, generation, found[0])
+        with self._lock:
+            self._verified = (max(self._verified[0], upto[0]), max(self._verified[1], upto[1]))
+        return found
 
     def _info(self, conn: psycopg.Connection, generation: str) -> GenerationInfo | None:
         row = conn.execute(_INFO, (generation,)).fetchone()
