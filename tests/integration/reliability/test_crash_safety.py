@@ -6,7 +6,7 @@ gone after the next refresh.
 
 On Postgres (refresh given --store) a refresh is one transaction on its own connection:
 killed before its COMMIT, Postgres rolls it back whole; its advisory lock goes with the
-connection. A fifth of the trials run there, to spare CI time.
+connection. A third of the trials run there, to spare CI time.
 
 Scale with AI_MEMORY_CRASH_TRIALS; AI_MEMORY_SEED picks the kill points.
 """
@@ -88,7 +88,7 @@ def assert_serving(root: LiveRoot, service, query: str) -> None:
 @pytest.mark.slow
 def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
         tmp_path, embedder, store, record_property):
-    trials = TRIALS if store is None else max(4, TRIALS // 5)
+    trials = TRIALS if store is None else max(6, TRIALS // 3)
     root = LiveRoot.create(tmp_path / "memory", NOTES, store=store)
     root.refresh("full")
     spans = {mode: duration(root, mode) for mode in ("index", "full")}
@@ -122,7 +122,9 @@ def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
     record_property("figures", figures)
     print(f"\n[crash-safety] {figures}")
     assert orphans == []
-    assert seen["killed"] >= trials * 0.6
+    # Most draws land before the refresh ends; fewer trials on Postgres get a lower bar,
+    # so that chance alone (a loaded machine finishing early) does not fail the test.
+    assert seen["killed"] >= trials * (0.6 if store is None else 0.4)
 
 
 def test_a_graph_build_ends_with_the_refresh_that_started_it(tmp_path, warm):
