@@ -49,8 +49,39 @@ def build_figures(root: Path, state: Path, store: str | None) -> dict:
     started = time.perf_counter()
     indexer.refresh("index")
     one = time.perf_counter() - started
+    checks = []
+    index = app_for(str(root), str(state), store).gateways.index()  # as a fresh process
+    for _ in range(2):  # health and every refresh run it; a process's first checks all
+        started = time.perf_counter()
+        problems = index.check_current()
+        checks.append(round(time.perf_counter() - started, 3))
+        assert problems == [], problems
     return {"full_build_s": round(full, 2), "one_note_refresh_s": round(one, 3),
+            "check_current_first_s": checks[0], "check_current_s": checks[1],
             "size_mb": round(_size(state, store) / 2**20, 1)}
+
+
+def seal_cost(store: str, repeats: int = 200) -> dict:
+    """What checking seals adds to reading the rows of one search's 10 hits and their
+    notes' lines (a search reads about that much), in ms: the same SQL with and without."""
+    import psycopg
+
+    from memory.adapters.postgres.seals import CHUNK_SOUND, NOTE_SOUND
+    with psycopg.connect(store, autocommit=True) as conn:
+        gen = conn.execute("SELECT generation FROM aim_pointer").fetchone()[0]
+        rows = [r[0] for r in conn.execute(
+            "SELECT c.row FROM aim_chunks c JOIN aim_members m ON m.note_row = c.note_row "
+            "WHERE m.gen = %s ORDER BY random() LIMIT 10", (gen,))]
+        out = {}
+        for name, extra in (("plain", ""), ("sealed", f", {CHUNK_SOUND} AND {NOTE_SOUND}")):
+            query = (f"SELECT c.row, c.chunk, n.note, n.lines{extra} FROM aim_chunks c "
+                     f"JOIN aim_notes n ON n.row = c.note_row WHERE c.row = ANY(%s)")
+            started = time.perf_counter()
+            for _ in range(repeats):
+                conn.execute(query, (rows,)).fetchall()
+            out[name] = (time.perf_counter() - started) * 1000 / repeats
+    return {"hits_read_ms": round(out["plain"], 3),
+            "seal_check_ms": round(out["sealed"] - out["plain"], 3)}
 
 
 def _size(state: Path, store: str | None) -> int:
@@ -104,6 +135,8 @@ def main() -> None:
         state = base / f"state-{store}"
         url = server.fresh() if store == "postgres" else None
         figures = build_figures(root, state, url)
+        if url is not None:
+            figures["seals"] = seal_cost(url)
         for servers in (1, 3):
             runs = searches(root, state, url, servers, args.queries)
             figures[f"{servers}_server"] = {

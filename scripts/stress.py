@@ -29,6 +29,7 @@ GUARANTEES = {  # name -> (title, test modules)
     "many": ("1. many processes", [f"{RELIABILITY}/test_many_processes.py"]),
     "crash": ("2. crash safety", [f"{RELIABILITY}/test_crash_safety.py"]),
     "corruption": ("3. corruption", [f"{RELIABILITY}/test_corruption.py",
+                                     f"{RELIABILITY}/test_corruption_postgres.py",
                                      "tests/integration/adapters/test_sqlite_damage.py"]),
     "input": ("4. hostile tool input", ["tests/unit/entrypoints/test_hostile_tool_input.py",
                                         f"{RELIABILITY}/test_hostile_input_real_stack.py",

@@ -24,6 +24,14 @@ def embedder(warm, tmp_path_factory):
     return model
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request) -> str | None:
+    """Where the index lives: None for SQLite in the state folder, else a fresh Postgres
+    database (tests/integration/postgres_store.py; never skipped)."""
+    return request.getfixturevalue("test_postgres").fresh() if request.param == "postgres" \
+        else None
+
+
 @pytest.fixture(scope="module")
 def anyio_backend():
     return "asyncio"

@@ -1,7 +1,8 @@
 """A memory root on disk driven as people and agents drive it: CLI processes and `serve`.
 
-The reliability tests share it. It knows the layout of derived state only to inspect it
-(pointers, generations, staging) and to make crash leftovers look old.
+The reliability tests share it, on either store (SQLite in the state folder, or Postgres
+with `store`). It knows the layout of derived state only to inspect it (pointers,
+generations, staging; the index through index_state.py) and to make crash leftovers look old.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio.from_thread
+from index_state import PostgresIndexState, SqliteIndexState, json_or_none
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -29,13 +31,15 @@ def child_env() -> dict[str, str]:
 class LiveRoot:
     """A memory root folder, its `.ai-memory` state, and the commands that act on it."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, store: str | None = None):
         self.path = Path(path)
         self.state = self.path / ".ai-memory"
+        self.store = store  # a postgresql:// URL: the index is there, the rest in state
+        self.index = PostgresIndexState(store) if store else SqliteIndexState(self.state)
 
     @classmethod
-    def create(cls, path: Path, notes: dict[str, str]) -> LiveRoot:
-        root = cls(path)
+    def create(cls, path: Path, notes: dict[str, str], store: str | None = None) -> LiveRoot:
+        root = cls(path, store)
         root.path.mkdir(parents=True, exist_ok=True)
         for rel, text in notes.items():
             root.write(rel, text)
@@ -60,7 +64,8 @@ class LiveRoot:
     # -- commands ----------------------------------------------------------------------
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "memory", *args, "--root", str(self.path)]
+        store = ("--store", self.store) if self.store else ()
+        return [sys.executable, "-m", "memory", *args, "--root", str(self.path), *store]
 
     def cli(self, *args: str, timeout: float = CLI_TIMEOUT_S) -> subprocess.CompletedProcess:
         return subprocess.run(self.command(*args), capture_output=True, text=True,
@@ -94,7 +99,7 @@ class LiveRoot:
 
         from memory.entrypoints.container import build
         from memory.entrypoints.settings import Settings
-        app = build(Settings.resolve(str(self.path), watch=False))
+        app = build(Settings.resolve(str(self.path), watch=False, store=self.store))
         if embedder is not None:
             app.gateways.embedder.override(providers.Object(embedder))
         return app.use_cases.service()
@@ -102,29 +107,9 @@ class LiveRoot:
     # -- derived state, read only ------------------------------------------------------
 
     def index_problems(self) -> list[str]:
-        """Why the live database CURRENT names is not one complete, validated generation
+        """Why what the index pointer names is not one complete, validated generation
         (empty if it is)."""
-        from memory.adapters.sqlite.connection import open_reader
-        from memory.adapters.sqlite.schema import read_meta
-        path = self.index_database()
-        if path is None or not path.is_file():
-            return [f"index/CURRENT names {path and path.name!r}, not an existing database"]
-        conn = open_reader(path)
-        try:
-            conn.execute("BEGIN")
-            integrity = [r[0] for r in conn.execute("PRAGMA integrity_check")]
-            meta = read_meta(conn)
-            notes, manifest = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                               for t in ("notes", "manifest"))
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-        problems = [] if integrity == ["ok"] else [f"integrity: {integrity[:3]}"]
-        if not meta.get("validation", {}).get("ok"):
-            problems.append(f"meta of {path.name} is not a validated generation: {meta}")
-        if not notes == manifest == meta.get("notes"):
-            problems.append(f"{notes} notes, {manifest} manifest entries, meta says {meta}")
-        return problems
+        return self.index.problems()
 
     def graph_problems(self) -> list[str]:
         """Why the graph CURRENT names is not a complete graph (empty if it is)."""
@@ -144,83 +129,54 @@ class LiveRoot:
         return []
 
     def index_pointer(self) -> dict | None:
-        return _json_or_none(self.state / "index" / "CURRENT")
+        return json_or_none(self.state / "index" / "CURRENT")
 
     def last_good(self) -> dict | None:
-        return _json_or_none(self.state / "index" / "last-good.json")
+        return json_or_none(self.state / "index" / "last-good.json")
 
     def graph_pointer(self) -> dict | None:
-        return _json_or_none(self.state / "graph" / "CURRENT")
+        return json_or_none(self.state / "graph" / "CURRENT")
 
     def index_database(self) -> Path | None:
-        """The live index database CURRENT names."""
-        pointer = self.index_pointer()
-        return self.state / "index" / pointer["file"] if pointer else None
+        """The live SQLite index database CURRENT names."""
+        return self.index.database()
 
     def index_id(self) -> str | None:
-        """The generation the live database holds (what a packet's generation.index names)."""
-        from memory.adapters.sqlite import SqliteGenerations, SqliteIndex
-        index = SqliteIndex(self.state)
-        try:
-            info = SqliteGenerations(index).current()
-        finally:
-            index.close()
-        return info.id if info else None
+        """The generation that serves (what a packet's generation.index names)."""
+        return self.index.generation_id()
 
     def graph_file(self, gen_id: str) -> Path:
         return self.state / "graph" / f"gen-{gen_id}" / "graph.json"
 
     def index_generations(self) -> list[str]:
-        """The generations the live database's change log still knows, oldest first."""
-        from memory.adapters.sqlite.connection import open_reader
-        path = self.index_database()
-        if path is None or not path.is_file():
-            return []
-        conn = open_reader(path)
-        try:
-            return [r[0] for r in conn.execute("SELECT id FROM generations ORDER BY seq")]
-        finally:
-            conn.close()
+        """The generations the index still holds, oldest first."""
+        return self.index.generations()
 
     def graph_generations(self) -> list[str]:
         folder = self.state / "graph"
         return sorted(p.name[4:] for p in folder.glob("gen-*") if p.is_dir()) \
             if folder.is_dir() else []
 
-    def leftovers(self) -> list[Path]:
-        """Staging entries and pointer temp files: what a crashed refresh leaves behind."""
-        found: list[Path] = []
-        for folder in (self.state / "index" / "staging", self.state / "graph" / "staging"):
-            if folder.is_dir():
-                found += sorted(folder.iterdir())
-        for folder in (self.state / "index", self.state / "graph"):
-            if folder.is_dir():
-                found += sorted(folder.glob(".CURRENT.*"))
-        index = self.state / "index"
-        if index.is_dir():
-            found += sorted(p for p in index.glob(".*.tmp") if not p.name.startswith(".CURRENT."))
-            live = self.index_database()
-            # A full build renamed into place whose refresh died before CURRENT named it.
-            found += sorted(p for p in index.glob("index-*.sqlite")
-                            if live is not None and p.name > live.name)
-        return found
+    def leftovers(self) -> list[Path | str]:
+        """What a crashed refresh leaves behind: the graph's staging entries and pointer
+        temp files, and the index's own (files for SQLite, rows for Postgres)."""
+        found: list[Path | str] = []
+        folder = self.state / "graph"
+        if (folder / "staging").is_dir():
+            found += sorted((folder / "staging").iterdir())
+        if folder.is_dir():
+            found += sorted(folder.glob(".CURRENT.*"))
+        return found + self.index.leftovers()
 
     def age_leftovers(self, seconds: float) -> None:
         """Make crash leftovers look `seconds` old, as if the collection grace had passed."""
-        for path in self.leftovers():
+        for path in (p for p in self.leftovers() if isinstance(p, Path)):
             for inner in [path, *(path.rglob("*") if path.is_dir() else ())]:
                 try:
                     st = inner.stat()
                     os.utime(inner, (st.st_atime - seconds, st.st_mtime - seconds))
                 except FileNotFoundError:
                     pass
-
-
-def _json_or_none(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
 
 
 @contextmanager

@@ -4,6 +4,10 @@ uncommitted transaction is discarded, a full build's new file is never named by 
 and what it left behind (staging files, pointer temp files, the lock, a graph build) is
 gone after the next refresh.
 
+On Postgres (refresh given --store) a refresh is one transaction on its own connection:
+killed before its COMMIT, Postgres rolls it back whole; its advisory lock goes with the
+connection. A third of the trials run there, to spare CI time.
+
 Scale with AI_MEMORY_CRASH_TRIALS; AI_MEMORY_SEED picks the kill points.
 """
 
@@ -19,8 +23,6 @@ from collections import Counter
 import psutil
 import pytest
 from live_root import LiveRoot
-
-from memory.adapters.statefiles import FileRefreshLock
 
 TRIALS = int(os.environ.get("AI_MEMORY_CRASH_TRIALS", "30"))
 SEED = int(os.environ.get("AI_MEMORY_SEED", "20261130"))
@@ -85,15 +87,16 @@ def assert_serving(root: LiveRoot, service, query: str) -> None:
 
 @pytest.mark.slow
 def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
-        tmp_path, embedder, record_property):
-    root = LiveRoot.create(tmp_path / "memory", NOTES)
+        tmp_path, embedder, store, record_property):
+    trials = TRIALS if store is None else max(6, TRIALS // 3)
+    root = LiveRoot.create(tmp_path / "memory", NOTES, store=store)
     root.refresh("full")
     spans = {mode: duration(root, mode) for mode in ("index", "full")}
     service = root.service(embedder)
     rng = random.Random(SEED)
     seen: Counter = Counter()
     orphans: list[str] = []
-    for trial in range(TRIALS):
+    for trial in range(trials):
         mode = ("index", "full")[trial % 2]
         edit(root, trial)
         before = root.index_id()
@@ -106,21 +109,22 @@ def test_a_refresh_killed_anywhere_leaves_the_last_good_generations_serving(
             and root.index_id() != before
         seen["left staging or temp files"] += bool(root.leftovers())
         assert_serving(root, service, "vault rotates keys")
-        with FileRefreshLock(root.state).hold(0.0):  # the dead holder's lock is free at once
-            pass
+        assert root.index.lock_is_free()  # the dead holder's lock went with it
         orphans += survivors(family)
     root.age_leftovers(3600)  # the collection grace (60 s) has passed for everything left
     report = root.refresh("full")
     assert report["ok"], report
     assert root.leftovers() == []
-    assert_serving(root, service, f"trial wrote kq{TRIALS - 1}w")
-    assert any(f"kq{TRIALS - 1}w" in i.text for i in service.search(f"trial wrote kq{TRIALS - 1}w").items)
-    figures = {"trials": TRIALS, **seen, "orphaned_processes": len(orphans),
+    assert_serving(root, service, f"trial wrote kq{trials - 1}w")
+    assert any(f"kq{trials - 1}w" in i.text for i in service.search(f"trial wrote kq{trials - 1}w").items)
+    figures = {"store": "postgres" if store else "sqlite", "trials": trials, **seen, "orphaned_processes": len(orphans),
                "index_s": round(spans["index"], 2), "full_s": round(spans["full"], 2)}
     record_property("figures", figures)
     print(f"\n[crash-safety] {figures}")
     assert orphans == []
-    assert seen["killed"] >= TRIALS * 0.6
+    # Most draws land before the refresh ends; fewer trials on Postgres get a lower bar,
+    # so that chance alone (a loaded machine finishing early) does not fail the test.
+    assert seen["killed"] >= trials * (0.6 if store is None else 0.4)
 
 
 def test_a_graph_build_ends_with_the_refresh_that_started_it(tmp_path, warm):

@@ -2,6 +2,8 @@
 edits notes and refreshes: no error, every answer from one complete published generation,
 every edit visible to every server as soon as its refresh returns.
 
+Runs on both stores: SQLite in the state folder, and Postgres (servers and the refresh
+given --store) with half the servers (at least two) and half the rounds, to spare CI time.
 Scale with AI_MEMORY_SERVERS and AI_MEMORY_ROUNDS (scripts/stress.py does).
 """
 
@@ -17,8 +19,6 @@ import pytest
 from live_root import LiveRoot
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
-
-from memory.adapters.sqlite import SqliteGenerations, SqliteIndex
 
 SERVERS = int(os.environ.get("AI_MEMORY_SERVERS", "4"))
 ROUNDS = int(os.environ.get("AI_MEMORY_ROUNDS", "10"))
@@ -67,17 +67,12 @@ class Published:
         self.versions[hashlib.sha256(text.encode("utf-8")).hexdigest()] = text.split("\n")
 
     def look(self) -> None:
-        """Read the manifest of every generation not seen yet (while the log holds it)."""
-        index = SqliteIndex(self.root.state)
-        generations = SqliteGenerations(index)
-        try:
-            for gen_id in self.root.index_generations():
-                if gen_id not in self.manifests:
-                    entries = generations.manifest_of(gen_id)
-                    assert entries is not None, gen_id
-                    self.manifests[gen_id] = {p: e.content_hash for p, e in entries.items()}
-        finally:
-            index.close()
+        """Read the manifest of every generation not seen yet (while the index holds it)."""
+        for gen_id in self.root.index_generations():
+            if gen_id not in self.manifests:
+                entries = self.root.index.manifest_of(gen_id)
+                assert entries is not None, gen_id
+                self.manifests[gen_id] = entries
 
     def problems_with(self, packet: dict) -> list[str]:
         gen = packet["generation"]["index"]
@@ -143,9 +138,15 @@ class Searchers:
             await anyio.sleep(PAUSE_S)
 
 
-async def open_sessions(stack: AsyncExitStack, root: LiveRoot, logs: Path) -> list[ClientSession]:
+def scale(store: str | None) -> tuple[int, int]:
+    """(servers, rounds) for a store."""
+    return (SERVERS, ROUNDS) if store is None else (max(2, SERVERS // 2), max(2, ROUNDS // 2))
+
+
+async def open_sessions(stack: AsyncExitStack, root: LiveRoot, logs: Path,
+                        servers: int) -> list[ClientSession]:
     sessions = []
-    for number in range(SERVERS):
+    for number in range(servers):
         errlog = stack.enter_context((logs / f"serve-{number}.stderr").open("w"))
         read, write = await stack.enter_async_context(stdio_client(root.server_params(),
                                                                    errlog=errlog))
@@ -159,8 +160,9 @@ async def open_sessions(stack: AsyncExitStack, root: LiveRoot, logs: Path) -> li
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_servers_answer_from_whole_generations_while_another_process_refreshes(
-        tmp_path, warm, record_property):
-    root = LiveRoot.create(tmp_path / "memory", {})
+        tmp_path, warm, store, record_property):
+    servers, rounds = scale(store)
+    root = LiveRoot.create(tmp_path / "memory", {}, store=store)
     published = Published(root)
     for rel, text in NOTES.items():
         published.wrote(rel, text)
@@ -168,13 +170,13 @@ async def test_servers_answer_from_whole_generations_while_another_process_refre
     logs = tmp_path / "logs"
     logs.mkdir()
     async with AsyncExitStack() as stack:
-        searchers = Searchers(await open_sessions(stack, root, logs))
+        searchers = Searchers(await open_sessions(stack, root, logs, servers))
         for session in searchers.sessions:  # each builds its service and loads the model
             assert await searchers.search(session, QUERIES[0]) is not None, searchers.errors
         async with anyio.create_task_group() as group:
-            for number in range(SERVERS):
+            for number in range(servers):
                 group.start_soon(searchers.loop, number)
-            for round_no in range(1, ROUNDS + 1):
+            for round_no in range(1, rounds + 1):
                 rel = edit(published, round_no)
                 report = await anyio.to_thread.run_sync(root.refresh)
                 gen = report["index_generation"]
@@ -190,10 +192,12 @@ async def test_servers_answer_from_whole_generations_while_another_process_refre
     published.look()
     problems = [p for packet in searchers.packets for p in published.problems_with(packet)]
     crashes = [f.name for f in logs.iterdir() if "Traceback" in f.read_text()]
-    record_property("figures", {"servers": SERVERS, "rounds": ROUNDS,
+    record_property("figures", {"store": "postgres" if store else "sqlite",
+                                "servers": servers, "rounds": rounds,
                                 "searches": len(searchers.packets), "errors": len(searchers.errors),
                                 "inconsistent_answers": len(problems)})
-    print(f"\n[many-processes] {SERVERS} servers, {ROUNDS} edit/refresh rounds, "
+    print(f"\n[many-processes] {'postgres' if store else 'sqlite'}: {servers} servers, "
+          f"{rounds} edit/refresh rounds, "
           f"{len(searchers.packets)} searches, {len(searchers.errors)} errors, "
           f"{len(problems)} inconsistent answers")
     assert searchers.errors == []

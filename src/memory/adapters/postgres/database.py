@@ -11,12 +11,13 @@ from typing import TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memory.adapters.postgres import schema
+from memory.adapters.postgres import schema, seals
 from memory.ports.errors import StoreError
 
 T = TypeVar("T")
 POOL_MAX = 8  # connections per process: a server's worker threads share them
 CONNECT_TIMEOUT_S = 10.0
+MAX_FALLBACKS = 16  # generations a read may find damaged, one after another
 
 
 class PostgresDatabase:
@@ -45,10 +46,21 @@ class PostgresDatabase:
             return work(conn)
 
     def read(self, work: Callable[[psycopg.Connection, str], T], empty: T) -> T:
-        """work(conn, generation) on the generation this thread reads (`empty` when none)."""
+        """work(conn, generation) on the generation this thread reads (`empty` when none).
+        A row failing its seal marks its generation damaged and the read runs again on
+        what serves then (a pinned read moves too: its caller checks current() after)."""
         with self.connection() as conn:
-            generation = self.reading(conn)
-            return empty if generation is None else work(conn, generation)
+            for _ in range(MAX_FALLBACKS):
+                generation = self.reading(conn)
+                if generation is None:
+                    return empty
+                try:
+                    return work(conn, generation)
+                except seals.RowDamaged as exc:
+                    seals.record(conn, generation, str(exc))
+                    self._repin(conn)
+            raise StoreError("postgres store is damaged: no whole index generation to read; "
+                             "run a refresh")
 
     def reading(self, conn: psycopg.Connection) -> str | None:
         pinned = getattr(self._pins, "stack", None)
@@ -56,8 +68,14 @@ class PostgresDatabase:
 
     @staticmethod
     def published(conn: psycopg.Connection) -> str | None:
-        row = conn.execute("SELECT generation FROM aim_pointer").fetchone()
+        """The generation that serves: the pointer's, unless it is missing or damaged."""
+        row = conn.execute(seals.SERVING).fetchone()
         return row[0] if row else None
+
+    def _repin(self, conn: psycopg.Connection) -> None:
+        stack = getattr(self._pins, "stack", None)
+        if stack:
+            stack[-1] = self.published(conn)
 
     @contextmanager
     def pinned(self) -> Iterator[str | None]:

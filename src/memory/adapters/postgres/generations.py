@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 import psycopg
 
+from memory.adapters.postgres import seals
 from memory.adapters.postgres.database import PostgresDatabase, translated
 from memory.adapters.postgres.stage import PostgresIndexStage
 from memory.domain.refresh import GenerationInfo, ManifestEntry
@@ -29,15 +30,15 @@ class PostgresGenerations(IndexGenerations):
         self._db = database
         self._manifests: dict[str, Mapping[str, ManifestEntry]] = {}  # immutable per id
         self._lock = threading.Lock()
+        self._verified = (0, 0)  # note and chunk row ids this process has checked up to
 
     def current(self) -> GenerationInfo | None:
         return self._db.read(self._info, None)
 
     @contextmanager
     def snapshot(self) -> Iterator[ReadSnapshot]:
-        with self._db.pinned() as generation:
-            info = self._db.run(lambda conn: self._info(conn, generation)) if generation else None
-            yield ReadSnapshot(info)
+        with self._db.pinned():
+            yield ReadSnapshot(self._db.read(self._info, None))
 
     @translated
     def stage(self, base: str | None) -> PostgresIndexStage:
@@ -59,8 +60,8 @@ class PostgresGenerations(IndexGenerations):
                              "SELECT %s, note_row, memory_id, path FROM aim_members "
                              "WHERE gen = %s", (generation, base))
                 conn.execute("INSERT INTO aim_manifest (gen, path, content_hash, size, "
-                             "mtime_ns) SELECT %s, path, content_hash, size, mtime_ns "
-                             "FROM aim_manifest WHERE gen = %s", (generation, base))
+                             "mtime_ns, seal) SELECT %s, path, content_hash, size, mtime_ns, "
+                             "seal FROM aim_manifest WHERE gen = %s", (generation, base))
         except BaseException:
             conn.close()
             raise
@@ -80,6 +81,8 @@ class PostgresGenerations(IndexGenerations):
                 if gone:
                     conn.execute("DELETE FROM aim_notes n WHERE NOT EXISTS "
                                  "(SELECT 1 FROM aim_members m WHERE m.note_row = n.row)")
+                conn.execute("DELETE FROM aim_damage d WHERE NOT EXISTS "
+                             "(SELECT 1 FROM aim_generations g WHERE g.id = d.gen)")
             return gone
         removed = self._db.run(work)
         with self._lock:
@@ -87,18 +90,51 @@ class PostgresGenerations(IndexGenerations):
                 self._manifests.pop(generation, None)
         return removed
 
+    @translated
     def check_current(self) -> list[str]:
-        def work(conn: psycopg.Connection) -> list[str]:
-            pointer = self._db.published(conn)
-            if pointer is None:
-                return []
-            state = conn.execute("SELECT state FROM aim_generations WHERE id = %s",
-                                 (pointer,)).fetchone()
-            if state is None or state[0] != "published":
-                return [f"the pointer names index generation {pointer}, which the "
-                        f"database does not hold as published"]
-            return []
-        return self._db.run(work)
+        """The pointer, the generation it names (every count and row seal: what a reader
+        would trip over later) and what serves instead when that one is damaged."""
+        return self._db.run(self._problems)
+
+    def _problems(self, conn: psycopg.Connection) -> list[str]:
+        row = conn.execute("SELECT p.generation, g.state FROM aim_pointer p "
+                           "LEFT JOIN aim_generations g ON g.id = p.generation").fetchone()
+        pointer, state = row if row else (None, None)
+        problems = []
+        if pointer is not None and state != "published":
+            problems.append(f"the pointer names index generation {pointer}, which the "
+                            f"database does not hold as published")
+        elif pointer is not None:
+            found = self._verify(conn, pointer)
+            problems += found or [p for p in [seals.recorded(conn, pointer)] if p]
+        serving = self._whole(conn, pointer)
+        if pointer is None and serving is not None:
+            problems.append(f"the pointer row is missing; serving index generation {serving}")
+        elif serving != pointer:
+            problems.append(f"serving the older index generation {serving} instead"
+                            if serving else "no whole index generation is left to serve")
+        return problems
+
+    def _whole(self, conn: psycopg.Connection, pointer: str | None) -> str | None:
+        """What serves, once every older generation it falls back to is verified too
+        (they share note rows with the damaged one)."""
+        serving = self._db.published(conn)
+        while serving is not None and serving != pointer and self._verify(conn, serving):
+            serving = self._db.published(conn)
+        return serving
+
+    def _verify(self, conn: psycopg.Connection, generation: str) -> list[str]:
+        """seals.verify, the seals of the rows this process has not checked yet (all of
+        them on its first call: a fresh process, such as a refresh, checks everything);
+        a damaged generation is recorded for every process."""
+        with self._lock:
+            since = self._verified
+        found, upto = seals.verify(conn, generation, since)
+        if found:
+            seals.record(conn, generation, found[0])
+        with self._lock:
+            self._verified = (max(self._verified[0], upto[0]), max(self._verified[1], upto[1]))
+        return found
 
     def _info(self, conn: psycopg.Connection, generation: str) -> GenerationInfo | None:
         row = conn.execute(_INFO, (generation,)).fetchone()
@@ -115,10 +151,12 @@ class PostgresGenerations(IndexGenerations):
             known = self._manifests.get(generation)
         if known is not None:
             return known
-        rows = conn.execute("SELECT path, content_hash, size, mtime_ns FROM aim_manifest "
-                            "WHERE gen = %s", (generation,)).fetchall()
+        rows = conn.execute(f"SELECT path, content_hash, size, mtime_ns, {seals.MANIFEST_SOUND} "
+                            f"FROM aim_manifest f WHERE gen = %s", (generation,)).fetchall()
+        for *_, is_sound in rows:
+            seals.checked(is_sound, "a manifest row", generation)
         manifest = {p: ManifestEntry(path=p, content_hash=h, size=s, mtime_ns=m)
-                    for p, h, s, m in rows}
+                    for p, h, s, m, _ in rows}
         with self._lock:
             self._manifests[generation] = manifest
         return manifest

@@ -53,6 +53,7 @@ def tsvector_literal(frequencies: Counter) -> str:
 
 
 def note_values(note: Note, lines: Sequence[str]) -> tuple:
+    """The values of a note row, in seals.NOTE_COLUMNS order."""
     names = sorted({name.lower() for name in (*note.names, note.path,
                                                 note.path.removesuffix(".md"))})
     return (note.memory_id, note.path, Jsonb(_converter.unstructure(note)), Jsonb(list(lines)),
@@ -60,9 +61,6 @@ def note_values(note: Note, lines: Sequence[str]) -> tuple:
             (note.ticket or "").upper(), note.path.lower(), sorted(note.repositories),
             sorted(note.projects), note.is_cross_cutting)
 
-
-NOTE_COLUMNS = ("memory_id, path, note, lines, names, effective_status, root_key, ticket_key, "
-                "path_key, repo_keys, project_keys, cross_cutting")
 
 
 def note_from(value: dict) -> Note:

@@ -50,12 +50,36 @@ CREATE TABLE IF NOT EXISTS aim_embedding_cache (
   PRIMARY KEY (model_id, hash));
 """
 
+# Row seals and damage records (seals.py; docs/reliability.md, guarantee 3). Each column is
+# added only when missing: ALTER TABLE takes an exclusive lock even when it changes nothing.
+SEALS_DDL = """
+DO $$
+DECLARE t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['aim_notes', 'aim_chunks', 'aim_manifest'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                   WHERE table_schema = current_schema() AND table_name = t
+                   AND column_name = 'seal') THEN
+      EXECUTE format('ALTER TABLE %I ADD COLUMN seal text', t);
+    END IF;
+  END LOOP;
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = 'aim_embedding_cache'
+                 AND column_name = 'seal') THEN
+    ALTER TABLE aim_embedding_cache ADD COLUMN seal bigint;
+  END IF;
+END $$;
+CREATE TABLE IF NOT EXISTS aim_damage (
+  gen text PRIMARY KEY, problem text NOT NULL, found_at timestamptz NOT NULL DEFAULT now());
+"""
+
 
 def create(conn: psycopg.Connection) -> None:
     """Create what is missing, one process at a time (CREATE IF NOT EXISTS races itself)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_SCHEMA,))
         conn.execute(DDL)
+        conn.execute(SEALS_DDL)
         conn.execute("INSERT INTO aim_meta (key, value) VALUES ('schema_version', %s) "
                      "ON CONFLICT (key) DO NOTHING", (psycopg.types.json.Jsonb(SCHEMA_VERSION),))
 

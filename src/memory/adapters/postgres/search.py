@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import psycopg
 
 from memory.adapters.postgres.rows import chunk_from, note_from, query_terms, scope_where
+from memory.adapters.postgres.seals import CHUNK_SOUND, NOTE_SOUND, checked
 from memory.domain.candidates import Hit
 from memory.domain.scope import ScopeFilter
 from memory.ports.errors import StoreError
@@ -54,7 +55,7 @@ def lexical(conn: psycopg.Connection, gen: str, query: str, scope: ScopeFilter |
     rows = conn.execute(_BM25.format(where=where),
                         {"gen": gen, "query": tsquery(terms), "terms": terms,
                          "limit": int(limit), **named}).fetchall()
-    return _hits(conn, [(row, score) for row, score in rows])
+    return _hits(conn, gen, [(row, score) for row, score in rows])
 
 
 def nearest(conn: psycopg.Connection, gen: str, vector: Sequence[float],
@@ -69,7 +70,7 @@ def nearest(conn: psycopg.Connection, gen: str, vector: Sequence[float],
     found = _knn(conn, gen, literal, dimension, where, params, limit, indexed=True)
     if len(found) < limit:
         found = _knn(conn, gen, literal, dimension, where, params, limit, indexed=False)
-    return _hits(conn, found)
+    return _hits(conn, gen, found)
 
 
 def _knn(conn, gen, literal, dimension, where, params, limit, *, indexed):
@@ -95,13 +96,16 @@ def vector_literal(vector: Sequence[float], dimension: int | None = None) -> str
     return "[" + ",".join(repr(x) for x in values) + "]"
 
 
-def _hits(conn: psycopg.Connection, scored: list[tuple[int, float]]) -> list[Hit]:
+def _hits(conn: psycopg.Connection, gen: str, scored: list[tuple[int, float]]) -> list[Hit]:
+    """The hits, each row checked against its seal first (a changed row never answers)."""
     if not scored:
         return []
-    rows = conn.execute("SELECT c.row, c.chunk, n.note FROM aim_chunks c "
-                        "JOIN aim_notes n ON n.row = c.note_row WHERE c.row = ANY(%s)",
-                        ([row for row, _ in scored],)).fetchall()
-    found = {row: (chunk, note) for row, chunk, note in rows}
+    rows = conn.execute(f"SELECT c.row, c.chunk, n.note, {CHUNK_SOUND} AND {NOTE_SOUND} "
+                        f"FROM aim_chunks c JOIN aim_notes n ON n.row = c.note_row "
+                        f"WHERE c.row = ANY(%s)", ([row for row, _ in scored],)).fetchall()
+    for *_, is_sound in rows:
+        checked(is_sound, "a chunk or note row found by a search", gen)
+    found = {row: (chunk, note) for row, chunk, note, _ in rows}
     return [Hit(chunk_from(found[row][0]), note_from(found[row][1]), float(score))
             for row, score in scored if row in found]
 

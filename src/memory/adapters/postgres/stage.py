@@ -14,9 +14,11 @@ from psycopg.types.json import Jsonb
 
 from memory.adapters.postgres import schema
 from memory.adapters.postgres.database import translated
-from memory.adapters.postgres.rows import (NOTE_COLUMNS, chunk_json, indexed_terms,
-                                           note_values, tsvector_literal)
+from memory.adapters.postgres.rows import chunk_json, indexed_terms, note_values, tsvector_literal
 from memory.adapters.postgres.search import lexical, nearest, vector_literal
+from memory.adapters.postgres.seals import (CHUNK_COLUMNS, CHUNK_TYPES, MANIFEST_COLUMNS,
+                                            MANIFEST_TYPES, NOTE_COLUMNS, NOTE_TYPES,
+                                            sealed_insert)
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.domain.scope import ScopeFilter, StatusFilter
@@ -24,6 +26,11 @@ from memory.ports.errors import DuplicateNote, StoreError
 from memory.ports.index_generations import IndexStage, StagedFacts, check_addable
 
 ANY = ScopeFilter(status=StatusFilter.ANY)
+_INSERT_NOTE = sealed_insert("aim_notes", NOTE_COLUMNS, NOTE_TYPES, "RETURNING row")
+_INSERT_CHUNK = sealed_insert("aim_chunks", CHUNK_COLUMNS, CHUNK_TYPES)
+# The manifest's seal leaves out the generation: rows copied to the next one keep it.
+_INSERT_MANIFEST = sealed_insert("aim_manifest", ("gen", *MANIFEST_COLUMNS),
+                                 ("text", *MANIFEST_TYPES), sealed=MANIFEST_COLUMNS)
 
 
 class PostgresIndexStage(IndexStage):
@@ -67,15 +74,12 @@ class PostgresIndexStage(IndexStage):
         if holder is not None and holder[0] != note.path:
             raise DuplicateNote(f"{note.memory_id} already used by {holder[0]}", holder=holder[0])
         self.remove([note.path])  # adding a path again replaces what it held
-        row = conn.execute(f"INSERT INTO aim_notes ({NOTE_COLUMNS}) VALUES "
-                           f"({', '.join(['%s'] * 12)}) RETURNING row",
-                           note_values(note, document.lines)).fetchone()[0]
+        row = conn.execute(_INSERT_NOTE, note_values(note, document.lines)).fetchone()[0]
         if literals:
             self._dimension = len(vectors[0])
         with conn.cursor() as cur:
             cur.executemany(
-                "INSERT INTO aim_chunks (note_row, ordinal, chunk, tsv, length, dim, embedding) "
-                "VALUES (%s, %s, %s, %s::tsvector, %s, %s, %s::vector)",
+                _INSERT_CHUNK,
                 [(row, chunk.ordinal, chunk_json(chunk), tsvector_literal(terms),
                   sum(terms.values()), self._dimension if literals else None,
                   literals[i] if literals else None)
@@ -83,9 +87,8 @@ class PostgresIndexStage(IndexStage):
                  for terms in [indexed_terms(chunk.indexed_text)]])
         conn.execute("INSERT INTO aim_members (gen, note_row, memory_id, path) "
                      "VALUES (%s, %s, %s, %s)", (self._id, row, note.memory_id, note.path))
-        conn.execute("INSERT INTO aim_manifest (gen, path, content_hash, size, mtime_ns) "
-                     "VALUES (%s, %s, %s, %s, %s)", (self._id, entry.path, entry.content_hash,
-                                                     entry.size, entry.mtime_ns))
+        conn.execute(_INSERT_MANIFEST, (self._id, entry.path, entry.content_hash, entry.size,
+                                        entry.mtime_ns))
 
     @translated
     def facts(self) -> StagedFacts:
@@ -114,15 +117,16 @@ class PostgresIndexStage(IndexStage):
                 chunking: str | None = None) -> GenerationInfo:
         conn = self._open()
         facts = self.facts()
-        previous = conn.execute("SELECT generation FROM aim_pointer FOR UPDATE").fetchone()
+        conn.execute("SELECT generation FROM aim_pointer FOR UPDATE")  # one publish at a time
         conn.execute("UPDATE aim_generations SET state = 'published', model_id = %s, "
                      "dimension = %s, chunking = %s, validation = %s, notes = %s, chunks = %s, "
                      "vectors = %s, published_at = now() WHERE id = %s",
                      (model_id, dimension, chunking, Jsonb(dict(validation), dumps=_dumps),
                       facts.notes, facts.chunks, facts.vectors, self._id))
-        if previous is not None:
-            conn.execute("UPDATE aim_generations SET state = 'superseded', superseded_at = now() "
-                         "WHERE id = %s", (previous[0],))
+        # Every other published one, not only the pointer's: a pointer damaged to name a
+        # missing generation must not leave the one it named published (never collected).
+        conn.execute("UPDATE aim_generations SET state = 'superseded', superseded_at = now() "
+                     "WHERE state = 'published' AND id <> %s", (self._id,))
         conn.execute("INSERT INTO aim_pointer (one, generation) VALUES (true, %s) "
                      "ON CONFLICT (one) DO UPDATE SET generation = EXCLUDED.generation",
                      (self._id,))
