@@ -4,6 +4,7 @@ matches the query, weighed by how rare each query word is among the candidates."
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from attrs import frozen
@@ -24,8 +25,8 @@ class LineOrder:
     # Share of the best fused score a line holding every query word adds. Measured five-fold
     # on locomo-dev and on the frozen and engineering benchmarks (docs/benchmarks.md,
     # session 7): 0.25 gains MRR@10 in every fold and loses on neither benchmark; 0.5 and
-    # more gain a little more on locomo but move answers down in the engineering notes,
-    # whose prose wraps a sentence over lines.
+    # more gain a little more on locomo but move answers down in both benchmarks, whose
+    # prose wraps a sentence over lines.
     weight: float = 0.25
     # Only the first five: reordering ten changes which five are read first, and lost
     # EH@5 in three and four of five folds.
@@ -46,11 +47,16 @@ class LineOrder:
 
 
 def term_rarity(features: QueryFeatures, ranked: Sequence[Candidate]) -> dict[str, float]:
-    """Each query word's inverse document frequency among the candidates' chunks."""
+    """Each query word's inverse document frequency among the candidates' chunks.
+
+    Counted on the exact word: matching inflections over every candidate would cost more
+    than the rest of a search, and a rarity needs no more than the word's usual form.
+    """
     count = max(len(ranked), 1)
     found = dict.fromkeys(features.terms, 0)
+    exact = re.compile(r"\b(" + "|".join(map(re.escape, features.terms)) + r")\b")
     for c in ranked:
-        for term in features.matched_terms(c.chunk.text):
+        for term in set(exact.findall(c.chunk.text.lower())):
             found[term] += 1
     return {term: math.log(1 + count / (1 + df)) for term, df in found.items()}
 
