@@ -1,6 +1,8 @@
 """Sweep search settings on ../shared/eval/locomo-dev, in process, and print one row each.
 
     .venv/bin/python benchmarks/tune_locomo.py --state-dir /tmp/locomo-state [--window 8 --overlap 2]
+    .venv/bin/python benchmarks/tune_locomo.py --root /tmp/root --state-dir /tmp/state --folds \
+        --only default,order-5-1-0.5,spread-many-0.1
     .venv/bin/python benchmarks/tune_locomo.py --corpus frozen --state-dir /tmp/frozen-state \
         --only default --results /tmp/frozen-results
 
@@ -13,7 +15,8 @@ packet is compared (items with scores, reasons and spans, no_answer, warnings, s
 `--folds` adds leave-one-conversation-out tables (frozen: five round-robin folds): every
 variant against the first run (a `--baseline NAME=FILE` of another commit, else the first
 variant named), fold by fold, and the variant the other folds would choose for each fold.
-`--only` keeps the order given.
+`--only` keeps the order given. `--root` searches a copy of the locomo root (the one the
+state was refreshed from).
 
 Query vectors are computed once and reused across variants, so a sweep costs seconds per
 variant. Only general settings are varied; nothing about individual questions is used.
