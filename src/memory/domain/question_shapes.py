@@ -1,7 +1,9 @@
 """Question shapes: whether a question asks for several things (a list, a count, a combination).
 
-Such answers are usually spread over several notes, one piece in each, so the select step
-gives other notes a turn before one note gets many items. The cues are how English asks
+Such answers are usually spread over several notes, one piece in each. Spreading the items
+of such questions over notes was measured and not taken (docs/benchmarks.md, session 7:
+their first five items already come from 4.8 notes on average); nothing in the search calls
+this yet, it is here for the next rule that needs the shape. The cues are how English asks
 for more than one thing, whatever the subject: a count ("how many", "how often"), a list
 ("list", "name all", "all the"), a plural after the question word ("what activities",
 "which cities", "what kinds of"), a plural subject ("what are", "who were"), several
