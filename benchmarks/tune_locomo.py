@@ -1,6 +1,8 @@
 """Sweep search settings on ../shared/eval/locomo-dev, in process, and print one row each.
 
     .venv/bin/python benchmarks/tune_locomo.py --state-dir /tmp/locomo-state [--window 8 --overlap 2]
+    .venv/bin/python benchmarks/tune_locomo.py --root /tmp/root --state-dir /tmp/state --folds \
+        --only default,order-5-1-0.5,spread-many-0.1
     .venv/bin/python benchmarks/tune_locomo.py --corpus frozen --state-dir /tmp/frozen-state \
         --only default --results /tmp/frozen-results
 
@@ -13,7 +15,8 @@ packet is compared (items with scores, reasons and spans, no_answer, warnings, s
 `--folds` adds leave-one-conversation-out tables (frozen: five round-robin folds): every
 variant against the first run (a `--baseline NAME=FILE` of another commit, else the first
 variant named), fold by fold, and the variant the other folds would choose for each fold.
-`--only` keeps the order given.
+`--only` keeps the order given. `--root` searches a copy of the locomo root (the one the
+state was refreshed from).
 
 Query vectors are computed once and reused across variants, so a sweep costs seconds per
 variant. Only general settings are varied; nothing about individual questions is used.
@@ -26,12 +29,16 @@ import json
 import shutil
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from attrs import evolve
+from attrs import evolve, frozen
 
 from memory.application.evaluation import summarize
 from memory.application.search_config import SearchConfig
+from memory.domain.item_order import LineOrder
+from memory.domain.question_shapes import asks_for_many
+from memory.domain.selection import SelectConfig
 from memory.entrypoints.container import build
 from memory.entrypoints.converter import to_json
 from memory.entrypoints.eval_command import load_queries, load_results, run_queries
@@ -59,6 +66,31 @@ class CachedEmbedder:
         if text not in self.cache:
             self.cache[text] = self.inner.embed_query(text)
         return self.cache[text]
+
+
+@frozen(kw_only=True)
+class SpreadSelect:
+    """The select step for list questions (session 7, not in the product): each item a
+    note already holds lowers its next candidate by `penalty` times the best score."""
+
+    inner: SelectConfig
+    penalty: float
+    always: bool = False  # False: only questions that asks_for_many
+
+    def select(self, ranked, limit, query=None):
+        if not (self.always or (query is not None and asks_for_many(query.text))):
+            return self.inner.select(ranked, limit, query)
+        left = self.inner.drop_noise(ranked)
+        unit = self.penalty * max([abs(c.score) for c in left] or [1.0])
+        chosen, held = [], Counter()
+        while left and len(chosen) < limit:
+            best = max(left, key=lambda c: c.score - unit * held[c.note.memory_id])
+            left.remove(best)
+            if not any(x.chunk.path == best.chunk.path and x.chunk.start_line <= best.chunk.end_line
+                       and best.chunk.start_line <= x.chunk.end_line for x in chosen):
+                chosen.append(best)
+                held[best.note.memory_id] += 1
+        return tuple(chosen)
 
 
 def tuned(base: SearchConfig, focus: bool = True, **steps: dict) -> SearchConfig:
@@ -91,6 +123,18 @@ def candidates(base: SearchConfig):
     """Rules measured before they become defaults (docs/benchmarks.md, session 6)."""
     for w in (0.0, 0.5, 1.0):
         yield f"in-period-{w}", tuned(base, rerank=dict(in_period=w))
+    # Session 7: list questions spread over notes (MMR over notes), with and without the
+    # question-shape detector; a penalty of 10 is "one item per note first". Not taken.
+    for when in ("many", "always"):
+        for w in (0.1, 0.2, 0.3, 0.5, 1.0, 10.0):
+            yield f"spread-{when}-{w}", evolve(base, select=SpreadSelect(
+                inner=base.select, penalty=w, always=when == "always"))
+    # Session 7: the first items ordered by their best line's rarity-weighted match.
+    for top in (5, 10):
+        for window in (1, 2, 3):
+            for w in (0.25, 0.5, 1.0, 2.0, 4.0):
+                yield f"order-{top}-{window}-{w}", evolve(
+                    base, order=LineOrder(weight=w, top=top, window=window))
 
 
 def variants(base: SearchConfig):
@@ -186,17 +230,19 @@ def main() -> int:
     p.add_argument("--baseline", action="append", default=[], metavar="NAME=FILE",
                    help="a run of another commit (score.py results, e.g. DIR/default.results"
                         ".jsonl of its --results) to list first in the fold tables")
+    p.add_argument("--root", default=str(EVAL / "memory"),
+                   help="the locomo memory root (a copy of it, e.g. /tmp/root)")
     p.add_argument("--window", type=int, help="chunk window in lines (rebuilds the index)")
     p.add_argument("--overlap", type=int, default=2)
     args = p.parse_args()
     if args.corpus != "locomo":
         app, query_file = fixture_app(args.state_dir, args.corpus)
     else:
-        app = build(Settings.resolve(str(EVAL / "memory"), args.state_dir))
+        app = build(Settings.resolve(args.root, args.state_dir))
         query_file = EVAL / "queries.jsonl"
     if args.window:
         from memory.adapters.markdown import MarkdownNoteSource
-        app.gateways.source.override(MarkdownNoteSource(EVAL / "memory", window=args.window,
+        app.gateways.source.override(MarkdownNoteSource(Path(args.root), window=args.window,
                                                         overlap=args.overlap))
         print(app.use_cases.service().refresh("index").stage("index").outcome,
               file=sys.stderr)

@@ -111,10 +111,12 @@ class RetrievalEngine:
         if gate.leads:
             return SearchTrace(gathered=gathered, ranked=tuple(ranked), no_answer_reason=why,
                                chosen=cfg.select.select(gate.leads_among(ranked),
-                                                        min(request.limit, gate.leads)),
+                                                        min(request.limit, gate.leads), query),
                                warnings=warnings, leads=True)
-        return SearchTrace(gathered=gathered, ranked=tuple(ranked),
-                           chosen=cfg.select.select(ranked, request.limit),
+        chosen = cfg.select.select(ranked, request.limit, query)
+        if cfg.order is not None:
+            chosen = cfg.order.order(chosen, ranked, query)
+        return SearchTrace(gathered=gathered, ranked=tuple(ranked), chosen=chosen,
                            no_answer_reason=why, warnings=warnings)
 
     def evidence(self, trace: SearchTrace) -> tuple[EvidenceItem, ...]:

@@ -6,6 +6,7 @@ from attrs import frozen
 
 from memory.domain.citing import ContextConfig, LineFocus
 from memory.domain.fusion import FusionConfig
+from memory.domain.item_order import LineOrder
 from memory.domain.linked_notes import HopConfig
 from memory.domain.no_answer import NoAnswerPolicy
 from memory.domain.query_gate import QueryGate
@@ -32,11 +33,12 @@ class GatherConfig:
 
 @frozen(kw_only=True)
 class SearchConfig:
-    """Gate, gather, then fuse, rerank, hop, no-answer, select, focus, expand (and always
-    redact and bound to the budget).
+    """Gate, gather, then fuse, rerank, hop, no-answer, select, order, focus, expand (and
+    always redact and bound to the budget).
 
     Defaults are measured on the eval sets (docs/benchmarks.md). A step set to None is
-    skipped (gate, hop, focus); any step may be replaced by a value with the same method.
+    skipped (gate, hop, order, focus); any step may be replaced by a value with the same
+    method.
     """
 
     gate: QueryGate | None = QueryGate()
@@ -46,5 +48,6 @@ class SearchConfig:
     hop: HopConfig | None = HopConfig()
     no_answer: NoAnswerPolicy = NoAnswerPolicy()
     select: SelectConfig = SelectConfig()
+    order: LineOrder | None = LineOrder()
     focus: LineFocus | None = LineFocus()
     context: ContextConfig = ContextConfig()

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from memory.domain.candidates import Candidate
+from memory.domain.candidates import Candidate, Query
 from memory.domain.notes import Chunk
 
 
@@ -19,7 +19,10 @@ class SelectConfig:
     # An item found only by the vector index, and not even close to the query, is noise.
     min_item_similarity: float = 0.2
 
-    def select(self, ranked: Sequence[Candidate], limit: int) -> tuple[Candidate, ...]:
+    def select(self, ranked: Sequence[Candidate], limit: int,
+               query: Query | None = None) -> tuple[Candidate, ...]:
+        """`query` is for a replacement step that reads it (benchmarks/tune_locomo.py's
+        spread over notes, measured and not taken); this one does not."""
         return tuple(dedup(self.drop_noise(ranked), limit, self.diversify))
 
     def drop_noise(self, candidates: Sequence[Candidate]) -> list[Candidate]:
