@@ -37,7 +37,7 @@ from attrs import evolve, frozen
 from memory.application.evaluation import summarize
 from memory.application.search_config import SearchConfig
 from memory.domain.item_order import LineOrder
-from memory.domain.question_shapes import asks_for_many
+from question_shapes import asks_for_many
 from memory.domain.selection import SelectConfig
 from memory.entrypoints.container import build
 from memory.entrypoints.converter import to_json

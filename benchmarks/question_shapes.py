@@ -1,4 +1,6 @@
-"""Question shapes: whether a question asks for several things (a list, a count, a combination).
+"""Whether a question asks for several things (a list, a count, a combination).
+
+A benchmark experiment (tune_locomo.py's `spread-*` variants), not part of the search.
 
 Such answers are usually spread over several notes, one piece in each. Spreading the items
 of such questions over notes was measured and not taken (docs/benchmarks.md, session 7:

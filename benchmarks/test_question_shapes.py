@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory.domain.question_shapes import asks_for_many
+from question_shapes import asks_for_many
 
 
 @pytest.mark.parametrize("question", [
