@@ -153,15 +153,8 @@ def _report(title: str, rows: list[str], summary: dict) -> str:
               f"{summary['scope_leakage']:.4f} ({summary['leaked_hits']} hits)")
 
 
-GRAPH_NOT_IN_POSTGRES = (
-    "the graph is not stored in Postgres yet (#20): a server with an empty state folder has no "
-    "graph signal, so the multi-hop cases hop-01 and hop-04 miss their second note")
-
-
 @pytest.mark.slow
-def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run, request):
-    if request.node.callspec.params["frozen_run"] == "postgres":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=GRAPH_NOT_IN_POSTGRES))
+def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run):
     rows = []
     for case in frozen_run["cases"]:
         if not case["evidence"]:
@@ -211,3 +204,4 @@ def test_engineering_queries_point_at_their_answer_lines():
         "run `python benchmarks/fixtures/engineering/cases.py --write`")
     assert len({p for p in (FIXTURES / "engineering" / "memory").rglob("*.md")}) >= 30
     assert sum(bool(q["evidence"]) for q in cases.queries()) >= 60
+

@@ -58,10 +58,10 @@ class Gateways(containers.DeclarativeContainer):
                                    cache_dir=config.model_cache,
                                    precision=config.embedding_precision)
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
-    graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
+    graph = providers.Singleton(GraphifyGraph, config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir,
                                  memory_mb=config.graph_memory_mb)
-    graph_picture = providers.Singleton(GraphifyGraphPicture, state_dir=config.state_dir)
+    graph_picture = providers.Singleton(GraphifyGraphPicture, config.state_dir)
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
     history = providers.Singleton(JsonlRefreshHistory, state_dir=config.state_dir)
@@ -206,3 +206,18 @@ def _use_postgres(gateways: Gateways, url: str) -> None:
                           ("vectors", PostgresVectorIndex), ("cache", PostgresEmbeddingCache),
                           ("lock", PostgresRefreshLock)):
         getattr(gateways, name).override(providers.Singleton(adapter, database))
+    _graph_in_postgres(gateways, database)
+
+
+def _graph_in_postgres(gateways: Gateways, database: providers.Provider) -> None:
+    """Graphify still builds on the host that refreshes (in its state folder); the published
+    graph is a row of the database, which every server reads."""
+    from memory.adapters.graphify.stored import StoredGraphGenerations
+    from memory.adapters.postgres import PostgresGraphStore
+    store = providers.Singleton(PostgresGraphStore, database)
+    config = gateways.config
+    builder = providers.Singleton(GraphifyGenerations, root=config.root,
+                                  state_dir=config.state_dir, memory_mb=config.graph_memory_mb)
+    gateways.graphs.override(providers.Singleton(StoredGraphGenerations, builder, store))
+    gateways.graph.override(providers.Singleton(GraphifyGraph, store))
+    gateways.graph_picture.override(providers.Singleton(GraphifyGraphPicture, store))
