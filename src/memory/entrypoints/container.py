@@ -185,9 +185,14 @@ def build(settings, *, serving: bool = False) -> Application:
     if getattr(settings, "store", None):
         _use_postgres(app.gateways, settings.store)
     if serving:
-        if not getattr(settings, "watch", True):
+        # A read-only server of a shared store reads what the indexer publishes: it never
+        # indexes its own root, which on another host holds no notes (an index of it would
+        # be empty).
+        reader = bool(getattr(settings, "store", None)) and getattr(settings, "read_only", False)
+        if not getattr(settings, "watch", True) or reader:
             app.gateways.change_feed.override(providers.Object(None))
-        app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
+        if not reader:
+            app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
         app.use_cases.written.override(app.use_cases.freshness.provided.published)
     return app
