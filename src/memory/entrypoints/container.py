@@ -60,7 +60,8 @@ class Gateways(containers.DeclarativeContainer):
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
     graph = providers.Singleton(GraphifyGraph, config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir,
-                                 memory_mb=config.graph_memory_mb)
+                                 memory_mb=config.graph_memory_mb,
+                                 timeout_s=config.graph_timeout_s)
     graph_picture = providers.Singleton(GraphifyGraphPicture, config.state_dir)
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
@@ -180,6 +181,7 @@ def build(settings, *, serving: bool = False) -> Application:
         "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION),
         "model_cache": str(getattr(settings, "model_cache", None) or default_model_cache()),
         "graph_memory_mb": getattr(settings, "graph_memory_mb", None),
+        "graph_timeout_s": getattr(settings, "graph_timeout_s", None),
         "git_commit": getattr(settings, "git_commit", False),
         "writes_enabled": not getattr(settings, "read_only", False)})
     if getattr(settings, "store", None):
@@ -222,7 +224,8 @@ def _graph_in_postgres(gateways: Gateways, database: providers.Provider) -> None
     store = providers.Singleton(PostgresGraphStore, database)
     config = gateways.config
     builder = providers.Singleton(GraphifyGenerations, root=config.root,
-                                  state_dir=config.state_dir, memory_mb=config.graph_memory_mb)
+                                  state_dir=config.state_dir, memory_mb=config.graph_memory_mb,
+                                  timeout_s=config.graph_timeout_s)
     gateways.graphs.override(providers.Singleton(StoredGraphGenerations, builder, store))
     gateways.graph.override(providers.Singleton(GraphifyGraph, store))
     gateways.graph_picture.override(providers.Singleton(GraphifyGraphPicture, store))

@@ -21,6 +21,7 @@ AUTO_SCOPE_ENV = "AI_MEMORY_AUTO_SCOPE"  # 0 / false / off: never infer a defaul
 PRECISION_ENV = "AI_MEMORY_EMBEDDING_PRECISION"  # int8 (default) or fp32
 MODEL_CACHE_ENV = "AI_MEMORY_MODEL_CACHE"  # the exported model, shared by every root
 GRAPH_MEMORY_ENV = "AI_MEMORY_GRAPH_MEMORY_MB"  # address space of a graph build, 0: no cap
+GRAPH_TIMEOUT_ENV = "AI_MEMORY_GRAPH_TIMEOUT_S"  # wall-clock limit of a graph build, 0: none
 STORE_ENV = "AI_MEMORY_STORE"  # postgresql://...: the index in Postgres instead of SQLite
 STORE_SCHEMES = ("postgresql://", "postgres://")
 # Sent by `ai-memory connect` to a shared server: its client's folder and the two settings
@@ -43,6 +44,7 @@ class Settings:
     embedding_precision: str = DEFAULT_PRECISION
     model_cache: Path | None = None  # None: default_model_cache()
     graph_memory_mb: int | None = None  # None: the graph build's own cap (4 GiB)
+    graph_timeout_s: int | None = None  # None: the graph build's own, by the root's size
     read_only: bool = False  # serve without memory_write and memory_edit
     git_commit: bool = False  # each write or edit is one commit of the root's git work tree
     store: str | None = None  # a Postgres URL; None: the SQLite index in state_dir
@@ -64,7 +66,8 @@ class Settings:
                    auto_scope=_flag(os.environ.get(AUTO_SCOPE_ENV), default=True),
                    cwd=_cwd(), embedding_precision=_precision(os.environ.get(PRECISION_ENV)),
                    model_cache=default_model_cache(),
-                   graph_memory_mb=_megabytes(os.environ.get(GRAPH_MEMORY_ENV)),
+                   graph_memory_mb=_whole(GRAPH_MEMORY_ENV, "megabytes (0: no cap)"),
+                   graph_timeout_s=_whole(GRAPH_TIMEOUT_ENV, "seconds (0: no limit)"),
                    read_only=read_only, git_commit=git_commit,
                    store=_store(store or os.environ.get(STORE_ENV)))
 
@@ -129,13 +132,14 @@ def _precision(raw: str | None) -> str:
     return text
 
 
-def _megabytes(raw: str | None) -> int | None:
+def _whole(name: str, unit: str) -> int | None:
+    """The whole number an environment variable holds; None when it is unset or empty."""
+    raw = os.environ.get(name)
     text = (raw or "").strip()
     if not text:
         return None
     if not text.isdigit():
-        raise InvalidRequest(f"{GRAPH_MEMORY_ENV} must be a whole number of megabytes "
-                             f"(0: no cap), not {raw!r}")
+        raise InvalidRequest(f"{name} must be a whole number of {unit}, not {raw!r}")
     return int(text)
 
 

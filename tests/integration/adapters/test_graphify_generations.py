@@ -13,6 +13,7 @@ import pytest
 from networkx.readwrite import json_graph
 
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.graphify.generations import build_timeout_s
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.domain.markdown import links
 from memory.ports.errors import StoreError
@@ -250,10 +251,22 @@ def test_publish_collect_and_check_current(tmp_path):
 def test_a_build_past_its_timeout_fails_cleanly(tmp_path):
     root, state = write_vault(tmp_path / "root"), tmp_path / "state"
     gens = GraphifyGenerations(root, state, timeout_s=0.05)
-    with pytest.raises(StoreError, match="timed out"):
+    with pytest.raises(StoreError, match="timed out after 0.05s .*AI_MEMORY_GRAPH_TIMEOUT_S"):
         gens.build(documents(root))
     assert list((state / "graph" / "staging").iterdir()) == []
     assert not (state / "graph" / "CURRENT").exists()
+
+
+def test_the_default_time_limit_grows_with_the_root():
+    # A fixed limit failed every graph build of a 50k-note root on a busy machine.
+    assert build_timeout_s(50_000) >= 2 * build_timeout_s(0)
+    assert build_timeout_s(100_000) > build_timeout_s(50_000)
+
+
+def test_a_build_with_no_time_limit_runs_to_the_end(tmp_path):
+    root, state = write_vault(tmp_path / "root"), tmp_path / "state"
+    info = GraphifyGenerations(root, state, timeout_s=0).build(documents(root)).publish()
+    assert (state / "graph" / f"gen-{info.id}" / "graph.json").is_file()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="address-space limits are POSIX")

@@ -54,13 +54,16 @@ def test_the_model_cache_defaults_under_the_user_cache(tmp_path, monkeypatch):
     assert Settings.resolve(str(tmp_path)).model_cache == expected
 
 
+@pytest.mark.parametrize("name, field", [("GRAPH_MEMORY_ENV", "graph_memory_mb"),
+                                         ("GRAPH_TIMEOUT_ENV", "graph_timeout_s")])
 @pytest.mark.parametrize("raw, expected", [("", None), ("0", 0), (" 2048 ", 2048)])
-def test_the_graph_memory_cap_from_the_environment(tmp_path, monkeypatch, raw, expected):
-    from memory.entrypoints.settings import GRAPH_MEMORY_ENV
-    monkeypatch.setenv(GRAPH_MEMORY_ENV, raw)
+def test_the_graph_build_limits_from_the_environment(tmp_path, monkeypatch, name, field, raw,
+                                                     expected):
+    from memory.entrypoints import settings as module
+    monkeypatch.setenv(getattr(module, name), raw)
     settings = Settings.resolve(str(tmp_path))
-    assert settings.graph_memory_mb == expected
-    assert build(settings).config.graph_memory_mb() == expected
+    assert getattr(settings, field) == expected
+    assert getattr(build(settings).config, field)() == expected
 
 
 @pytest.mark.parametrize("raw", ["4g", "-1", "1.5"])
@@ -68,4 +71,11 @@ def test_a_graph_memory_cap_that_is_no_number_is_refused_by_name(tmp_path, monke
     from memory.entrypoints.settings import GRAPH_MEMORY_ENV
     monkeypatch.setenv(GRAPH_MEMORY_ENV, raw)
     with pytest.raises(InvalidRequest, match=f"{GRAPH_MEMORY_ENV} must be a whole number"):
+        Settings.resolve(str(tmp_path))
+
+
+def test_a_graph_timeout_that_is_no_number_is_refused_by_name(tmp_path, monkeypatch):
+    from memory.entrypoints.settings import GRAPH_TIMEOUT_ENV
+    monkeypatch.setenv(GRAPH_TIMEOUT_ENV, "10m")
+    with pytest.raises(InvalidRequest, match=f"{GRAPH_TIMEOUT_ENV} must be a whole number"):
         Settings.resolve(str(tmp_path))

@@ -24,6 +24,9 @@ from memory.ports.graph_generations import GraphFacts, GraphGenerations, GraphSt
 
 _LOG_TAIL = 2000
 _POLL_S = 0.2  # how often a waiting build looks at its cancel token
+# A build's wall-clock limit unless AI_MEMORY_GRAPH_TIMEOUT_S says: it grows with the root,
+# since a fixed 600 s failed every build of a 50k-note root on a busy machine.
+BASE_TIMEOUT_S, TIMEOUT_PER_NOTE_S = 600.0, 0.02
 
 
 class GraphifyStage(GraphStage):
@@ -101,12 +104,12 @@ def facts_of(data: dict) -> GraphFacts:
 class GraphifyGenerations(GraphGenerations):
     """Graph generations of one memory root under `<state_dir>/graph/`."""
 
-    def __init__(self, root: str | Path, state_dir: str | Path, *, timeout_s: float = 600,
-                 memory_mb: int | None = None):
+    def __init__(self, root: str | Path, state_dir: str | Path, *,
+                 timeout_s: float | None = None, memory_mb: int | None = None):
         self._root = Path(root).resolve()
         self._memory_mb = DEFAULT_MEMORY_MB if memory_mb is None else memory_mb
         self._layout = GraphLayout.of(state_dir)
-        self._timeout_s = timeout_s
+        self._timeout_s = timeout_s  # None: by the root's size; 0: no limit
         self._building: set[str] = set()
         self._sources: tuple[str, Mapping[str, str] | None] | None = None  # (generation, map)
 
@@ -121,7 +124,7 @@ class GraphifyGenerations(GraphGenerations):
         self._building.add(gen_id)
         try:
             self._write_request(stage_dir, documents)
-            self._run_child(stage_dir, cancel or CancelToken())
+            self._run_child(stage_dir, cancel or CancelToken(), self._limit_s(len(documents)))
             (stage_dir / "request.json").unlink()
             stage = GraphifyStage(self._layout, gen_id, created)
             stage.facts()
@@ -146,7 +149,12 @@ class GraphifyGenerations(GraphGenerations):
         sources = {d.note.path: d.note.content_hash for d in documents}
         (stage_dir / SOURCES_FILE).write_text(json.dumps(sources), encoding="utf-8")
 
-    def _run_child(self, stage_dir: Path, cancel: CancelToken) -> None:
+    def _limit_s(self, notes: int) -> float | None:
+        if self._timeout_s is None:
+            return build_timeout_s(notes)
+        return self._timeout_s or None
+
+    def _run_child(self, stage_dir: Path, cancel: CancelToken, limit_s: float | None) -> None:
         log_path = stage_dir / "graphify.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
@@ -155,7 +163,7 @@ class GraphifyGenerations(GraphGenerations):
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 cwd=stage_dir, env=self._child_env(), start_new_session=(os.name == "posix"))
             try:
-                code = self._wait(proc, cancel)
+                code = _wait(proc, cancel, limit_s)
             except BaseException:
                 _kill_tree(proc)
                 raise
@@ -163,17 +171,6 @@ class GraphifyGenerations(GraphGenerations):
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-_LOG_TAIL:]
             self._keep_failure_log(log_path)
             raise StoreError(f"graph build failed (exit {code}): {tail.strip()}")
-
-    def _wait(self, proc: subprocess.Popen, cancel: CancelToken) -> int:
-        """The child's exit code; Cancelled or StoreError (timeout) end the wait early."""
-        deadline = time.monotonic() + self._timeout_s
-        while True:
-            try:
-                return proc.wait(timeout=min(_POLL_S, max(0.0, deadline - time.monotonic())))
-            except subprocess.TimeoutExpired:
-                cancel.raise_if_cancelled()
-                if time.monotonic() >= deadline:
-                    raise StoreError(f"graph build timed out after {self._timeout_s:g}s") from None
 
     def _child_env(self) -> dict[str, str]:
         """Graphify's caches and any dotfiles it writes stay inside the state directory."""
@@ -268,6 +265,25 @@ def _age(path: Path, now: float) -> float:
         return now - path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def build_timeout_s(notes: int) -> float:
+    """The default wall-clock limit of a graph build over this many notes."""
+    return BASE_TIMEOUT_S + TIMEOUT_PER_NOTE_S * notes
+
+
+def _wait(proc: subprocess.Popen, cancel: CancelToken, limit_s: float | None) -> int:
+    """The child's exit code; Cancelled or StoreError (past limit_s) end the wait early."""
+    deadline = None if limit_s is None else time.monotonic() + limit_s
+    while True:
+        left = _POLL_S if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return proc.wait(timeout=min(_POLL_S, left))
+        except subprocess.TimeoutExpired:
+            cancel.raise_if_cancelled()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise StoreError(f"graph build timed out after {limit_s:g}s (set "
+                                 f"AI_MEMORY_GRAPH_TIMEOUT_S to allow more, 0: no limit)") from None
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:

@@ -18,20 +18,24 @@ class NoteNames:
     """Every way the notes of one build can be named, case-insensitive."""
 
     def __init__(self, notes: Sequence[Note]):
-        self._names: dict[str, list[tuple[int, Note]]] = {}
+        named: dict[str, list[tuple[int, Note]]] = {}
+        by_base: dict[str, list[Note]] = {}
         self._by_path: dict[str, Note] = {}
-        self._by_base: dict[str, list[Note]] = {}
         for note in sorted(notes, key=lambda n: n.path):
             lower = note.path.lower()
             self._by_path.setdefault(lower, note)
-            self._by_base.setdefault(posixpath.basename(lower), []).append(note)
+            by_base.setdefault(posixpath.basename(lower), []).append(note)
             stem = posixpath.splitext(posixpath.basename(note.path))[0]
             names = [(_MEMORY_ID, note.memory_id), (_PATH, note.path),
                      (_PATH, posixpath.splitext(note.path)[0]), (_STEM, stem),
                      (_TITLE, note.title), *((_ALIAS, a) for a in note.aliases)]
             for rank, name in names:
                 if name and name.strip():
-                    self._names.setdefault(name.strip().lower(), []).append((rank, note))
+                    named.setdefault(name.strip().lower(), []).append((rank, note))
+        # A name many notes share (README, index, a common title) is resolved for every
+        # link to it: each lookup must not walk all of them (50k notes took > 20 min).
+        self._names = {name: _best_ranked(entries) for name, entries in named.items()}
+        self._by_base = {base: _Nearest(found) for base, found in by_base.items()}
 
     def resolve(self, raw: str, origin: Note) -> tuple[Note | None, str]:
         """The note raw names, seen from origin, and how it was matched ('' if not found).
@@ -52,12 +56,11 @@ class NoteNames:
             found = self._by_relative_path(target, origin)
             if found is not None:
                 return found, "path"
-        entries = self._names.get(target.strip().lower())
-        if not entries:
+        entry = self._names.get(target.strip().lower())
+        if entry is None:
             return None, ""
-        best = min(rank for rank, _ in entries)
-        note = _nearest([n for rank, n in entries if rank == best], origin)
-        return note, _HOW[best]
+        best, notes = entry
+        return notes.nearest(origin), _HOW[best]
 
     def _by_relative_path(self, target: str, origin: Note) -> Note | None:
         here = posixpath.dirname(origin.path)
@@ -69,14 +72,35 @@ class NoteNames:
                     return note
         for suffix in ("", ".md"):
             tail = (plain + suffix).lower()
-            matches = [n for n in self._by_base.get(posixpath.basename(tail), [])
+            same_base = self._by_base.get(posixpath.basename(tail))
+            if same_base is None:
+                continue
+            if "/" not in tail:  # every note of that file name ends with the tail
+                return same_base.nearest(origin)
+            matches = [n for n in same_base.notes
                        if n.path.lower() == tail or n.path.lower().endswith("/" + tail)]
             if matches:
-                return _nearest(matches, origin)
+                return _Nearest(matches).nearest(origin)
         return None
 
 
-def _nearest(notes: list[Note], origin: Note) -> Note:
-    """Among equally good matches: same folder first, then shallowest, then by path."""
-    here = posixpath.dirname(origin.path)
-    return min(notes, key=lambda n: (posixpath.dirname(n.path) != here, n.path.count("/"), n.path))
+def _best_ranked(entries: list[tuple[int, Note]]) -> tuple[int, _Nearest]:
+    best = min(rank for rank, _ in entries)
+    return best, _Nearest([note for rank, note in entries if rank == best])
+
+
+class _Nearest:
+    """Notes equally good for one name; the one nearest a linking note, in constant time.
+
+    Nearest: in the linking note's folder first, then the shallowest, then by path.
+    """
+
+    def __init__(self, notes: Sequence[Note]):
+        self.notes = tuple(notes)
+        self._in_folder: dict[str, Note] = {}
+        for note in sorted(self.notes, key=lambda n: n.path):
+            self._in_folder.setdefault(posixpath.dirname(note.path), note)
+        self._shallowest = min(self.notes, key=lambda n: (n.path.count("/"), n.path))
+
+    def nearest(self, origin: Note) -> Note:
+        return self._in_folder.get(posixpath.dirname(origin.path), self._shallowest)

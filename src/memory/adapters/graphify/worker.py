@@ -26,7 +26,10 @@ def run(request: dict) -> dict:
     from graphify.export import to_json
     from graphify.extract import extract
 
+    from memory.adapters.graphify import file_labels
     from memory.adapters.graphify.note_edges import NoteEdges
+
+    file_labels.install()
 
     documents = decode_documents(request)
     cache = Path(request["cache_dir"])
