@@ -58,3 +58,20 @@ class TestPostgres:
             raise RuntimeError(f"pgserver could not start a Postgres in {data}: {exc}; "
                                f"set {URL_ENV} to use another server") from exc
         return self._server.get_uri()
+
+
+def select_only(url: str, role: str) -> str:
+    """A login role that may connect to url's database and SELECT from its tables, nothing
+    else (as a team's servers are given), and the URL that logs in as it."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        database = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'reader'").format(
+            sql.Identifier(role)))
+        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+            sql.Identifier(database), sql.Identifier(role)))
+        conn.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public TO {}").format(
+            sql.Identifier(role)))
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{role}:reader@{host}"))

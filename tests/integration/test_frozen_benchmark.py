@@ -6,6 +6,9 @@ temporary root, refreshed in full (Markdown -> SQLite FTS5 + sqlite-vec + MiniLM
 and every case is searched through MemoryService as `ai-memory eval` does.
 
 Bars: recall@5 == 1.0 over answerable cases, no scope leakage, every no-answer case refused.
+On Postgres the cases are searched again over one MCP stdio session of `ai-memory serve
+--store` with a SELECT-only role, an empty root and an empty state folder (a server on
+another host), which must give SQLite's top-1 and hold the same bars.
 
 The clock is pinned to the day the fixtures were frozen: ranking reads "today" for review
 dates (`review_after`), and a frozen benchmark must not drift with the calendar.
@@ -118,7 +121,7 @@ def _frozen(store: str, tmp_path_factory, request) -> dict:
     per_case = {c["qid"]: score_query(c["evidence"], results[c["qid"]]["hits"], [K])
                 for c in cases if c["evidence"]}
     _RUNS[store] = {"cases": cases, "results": results, "summary": summary,
-                    "per_case": per_case}
+                    "per_case": per_case, "url": url}
     return _RUNS[store]
 
 
@@ -153,15 +156,8 @@ def _report(title: str, rows: list[str], summary: dict) -> str:
               f"{summary['scope_leakage']:.4f} ({summary['leaked_hits']} hits)")
 
 
-GRAPH_NOT_IN_POSTGRES = (
-    "the graph is not stored in Postgres yet (#20): a server with an empty state folder has no "
-    "graph signal, so the multi-hop cases hop-01 and hop-04 miss their second note")
-
-
 @pytest.mark.slow
-def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run, request):
-    if request.node.callspec.params["frozen_run"] == "postgres":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=GRAPH_NOT_IN_POSTGRES))
+def test_recall_at_5_is_perfect_on_answerable_cases(frozen_run):
     rows = []
     for case in frozen_run["cases"]:
         if not case["evidence"]:
@@ -211,3 +207,106 @@ def test_engineering_queries_point_at_their_answer_lines():
         "run `python benchmarks/fixtures/engineering/cases.py --write`")
     assert len({p for p in (FIXTURES / "engineering" / "memory").rglob("*.md")}) >= 30
     assert sum(bool(q["evidence"]) for q in cases.queries()) >= 60
+
+
+# -- the same index served over MCP by a server with no state folder and no checkout --------
+
+
+@pytest.fixture(scope="module")
+def anyio_backend():
+    return "asyncio"
+
+
+async def _mcp_session(url: str, base: Path, calls: list[tuple[str, dict]]) -> list:
+    """One `ai-memory serve --store` session: a role that may only SELECT, an empty root
+    (no checkout of the notes) and an empty state folder; the results of `calls` in order."""
+    import os
+    import sys
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    root, state = base / "no-checkout", base / "empty-state"
+    root.mkdir()
+    state.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")},
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    params = StdioServerParameters(
+        command=sys.executable, env=env,
+        args=["-m", "memory", "serve", "--no-watch", "--read-only", "--store", url,
+              "--root", str(root), "--state-dir", str(state)])
+    results = []
+    with (base / "serve.stderr").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                with anyio.fail_after(600):
+                    await session.initialize()
+                    for tool, arguments in calls:
+                        results.append(await session.call_tool(tool, arguments))
+    assert "Traceback" not in (base / "serve.stderr").read_text()
+    assert not list(state.iterdir()), "the server wrote to its state folder"
+    return results
+
+
+def _leaks(url: str, cases: list[dict], hits: dict) -> list[str]:
+    from memory.adapters.postgres import PostgresDatabase, PostgresNoteCatalogue
+    from memory.domain.scope import ScopeFilter, StatusFilter
+    from memory.entrypoints.eval_command import scope_of
+
+    catalogue = PostgresNoteCatalogue(PostgresDatabase(url))
+    leaked = []
+    for case in cases:
+        scope = scope_of(case)
+        admits = ScopeFilter(**{k: v for k, v in scope.items() if k != "status"},
+                             status=StatusFilter.parse(scope.get("status"))).admits
+        leaked += [f"{case['qid']}: {item['path']}" for item in hits[case["qid"]]["hits"]
+                   if not admits(catalogue.note(item["memory_id"]))]
+    return leaked
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_mcp_session_on_postgres_with_no_state_folder_answers_as_sqlite(
+        tmp_path_factory, request):
+    from postgres_store import select_only
+
+    from memory.application.evaluation import score_query
+    from memory.entrypoints.eval_command import scope_of
+
+    sqlite, postgres = (_frozen(store, tmp_path_factory, request) for store in STORES)
+    cases = sqlite["cases"]
+    reader = select_only(postgres["url"], "aim_frozen_reader")
+    hop = next(c for c in cases if c["category"] == "multi-hop" and len(c["evidence"]) >= 2)
+    first, second = (e["path"] for e in hop["evidence"][:2])
+    calls = [("memory_search", {"query": c["question"], "limit": LIMIT, **scope_of(c)})
+             for c in cases]
+    calls += [("memory_get", {"identity": first}), ("memory_neighbors", {"identity": first}),
+              ("memory_path", {"source": first, "target": second}), ("memory_health", {}),
+              ("memory_explain", {"query": hop["question"], "identity": second})]
+    answers = await _mcp_session(reader, tmp_path_factory.mktemp("mcp-postgres"), calls)
+    assert not any(a.is_error for a in answers), [a.content[0].text for a in answers
+                                                  if a.is_error]
+    packets = [a.structured_content for a in answers[:len(cases)]]
+    hits = {c["qid"]: {"hits": p["items"], "no_answer": p["no_answer"]}
+            for c, p in zip(cases, packets)}
+    differ = [c["qid"] for c in cases
+              if _top_files(hits[c["qid"]], 1) != _top_files(sqlite["results"][c["qid"]], 1)]
+    assert not differ, f"top-1 differs from SQLite for {differ}"
+    missed = [c["qid"] for c in cases if c["evidence"]
+              and score_query(c["evidence"], hits[c["qid"]]["hits"], [K])[f"R@{K}"] < 1.0]
+    assert not missed, f"R@{K} < 1 over MCP for {missed}"
+    assert all(hits[c["qid"]]["no_answer"] for c in cases if not c["evidence"]), \
+        "a no-answer case was answered"
+    assert not _leaks(postgres["url"], cases, hits), "a hit left its scope"
+    read, neighbours, path, health, explained = (a.structured_content
+                                                 for a in answers[len(cases):])
+    assert read["path"] == first and read["lines"] and read["line_count"] == len(
+        (VAULT / first).read_text(encoding="utf-8").splitlines())
+    assert any("index holds" in w for w in read["warnings"])
+    assert neighbours["neighbors"] and neighbours["graph_generation"]
+    assert path["connected"] and path["graph_generation"] == neighbours["graph_generation"]
+    assert health["healthy"] and not health["graph"]["problems"], health
+    assert health["graph"]["generation"]["id"] == neighbours["graph_generation"]
+    assert explained["identity"]["found"] and explained["identity"]["path"] == second
+    assert explained["generation"]["graph"] == neighbours["graph_generation"]

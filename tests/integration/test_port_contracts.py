@@ -15,6 +15,7 @@ from attrs import evolve
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
 from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
+from memory.adapters.graphify.stored import StoredGraphGenerations
 from memory.adapters.inmemory import (DeterministicEmbedder, InMemoryChunkStore,
                                       InMemoryEmbeddingCache, InMemoryFeedbackLog,
                                       InMemoryGenerations, InMemoryGraph, InMemoryIndex,
@@ -22,7 +23,7 @@ from memory.adapters.inmemory import (DeterministicEmbedder, InMemoryChunkStore,
                                       InMemoryVectorIndex)
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache, PostgresGenerations,
-                                      PostgresLexicalIndex, PostgresNoteCatalogue,
+                                      PostgresGraphStore, PostgresLexicalIndex, PostgresNoteCatalogue,
                                       PostgresRefreshLock, PostgresVectorIndex)
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
@@ -741,24 +742,35 @@ def test_journals_refuse_records_that_are_not_json(journals, bad):
 
 
 class GraphKit:
-    def __init__(self, kind: str, root: Path, state: Path):
+    """postgres: Graphify builds in the state folder, the graph is published into the
+    database, and the provider reads it over a connection pool of its own (another server)."""
+
+    def __init__(self, kind: str, root: Path, state: Path, postgres_url: str | None = None):
         if kind == "inmemory":
             fake = InMemoryGraph()
             self.generations: GraphGenerations = fake
             self.graph: GraphProvider = fake
+        elif kind == "postgres":
+            self.generations = StoredGraphGenerations(
+                GraphifyGenerations(root, state), PostgresGraphStore(PostgresDatabase(postgres_url)))
+            self.graph = GraphifyGraph(PostgresGraphStore(PostgresDatabase(postgres_url)))
         else:
             self.generations = GraphifyGenerations(root, state)
             self.graph = GraphifyGraph(state)
 
 
-@pytest.fixture(params=["inmemory", "graphify"])
+GRAPH_KINDS = ["inmemory", "graphify", "postgres"]
+
+
+@pytest.fixture(params=GRAPH_KINDS)
 def graphs(request, vault, tmp_path) -> GraphKit:
-    return GraphKit(request.param, vault, tmp_path / "state")
+    return GraphKit(request.param, vault, tmp_path / "state", _postgres_url(request.param, request))
 
 
-@pytest.fixture(scope="module", params=["inmemory", "graphify"])
+@pytest.fixture(scope="module", params=GRAPH_KINDS)
 def graph(request, vault, docs, tmp_path_factory) -> GraphProvider:
-    kit = GraphKit(request.param, vault, tmp_path_factory.mktemp(f"graph-{request.param}"))
+    kit = GraphKit(request.param, vault, tmp_path_factory.mktemp(f"graph-{request.param}"),
+                   _postgres_url(request.param, request))
     kit.generations.build(docs).publish()
     return kit.graph
 

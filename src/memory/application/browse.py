@@ -7,6 +7,7 @@ import binascii
 
 from attrs import evolve, frozen
 
+from memory.application.note_texts import NoteTexts
 from memory.application.requests import MAX_NAME_CHARS, bounded_int, clean_text
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.notes import Note, note_path
@@ -50,7 +51,7 @@ class NoteBrowser:
     def __init__(self, *, catalogue: NoteCatalogue, source: NoteSource, index: IndexGenerations,
                  max_chars: int = MAX_TEXT_CHARS):
         self._catalogue = catalogue
-        self._source = source
+        self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._index = index
         self._max_chars = max_chars
 
@@ -90,7 +91,7 @@ class NoteBrowser:
             raise Unavailable("no index yet: run `ai-memory refresh`")
 
     def _text(self, note: Note) -> NoteText:
-        doc = self._source.load(note.path)
+        doc = self._texts.load(note.path, note)
         lines, findings = redact_lines(doc.lines)
         shown, text = _within(lines, self._max_chars)
         if shown < len(lines):

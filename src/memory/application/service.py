@@ -15,6 +15,7 @@ from memory.application.graph_scope import ScopeFence, graph_id, outside_scope
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
                                          scope_filter)
+from memory.application.note_texts import NoteTexts
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
 from memory.domain.budget import shown_name
@@ -58,9 +59,10 @@ class MemoryService:
                  writes: WriteAccess = WriteAccess(enabled=False)):
         self.engine = engine
         self._indexer = indexer
-        self._source, self._catalogue, self._index = source, catalogue, index
+        self._catalogue, self._index = catalogue, index
         self._graph, self._embedder, self._feedback = graph, embedder, feedback
         self._clock, self._before_search, self._board = clock, before_search, board
+        self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
                                    index=index, graph=graph, graphs=graphs,
                                    embedder=embedder, feedback=feedback, history=history,
@@ -90,7 +92,7 @@ class MemoryService:
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
         self._generation()
-        doc = self._source.load(self._resolve_path(name))
+        doc = self._texts.load(*self._resolve_path(name))
         total = len(doc.lines)
         first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
         last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
@@ -208,15 +210,16 @@ class MemoryService:
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings
 
-    def _resolve_path(self, name: str) -> str:
+    def _resolve_path(self, name: str) -> tuple[str, Note | None]:
+        """The path a name reads at, and the index's note there (None: not indexed)."""
         matches = self._catalogue.find(name)
         if len(matches) >= 1:
-            return matches[0].path
+            return matches[0].path, matches[0]
         if not ("/" in name or "\\" in name or name.lower().endswith(".md")):
             # Neither a known id or title nor written as a path: the note does not exist
             # (the source would only call it "not a Markdown note").
             raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
-        return name  # a path not (yet) indexed: the source validates and reads it
+        return name, None  # a path not (yet) indexed: the source validates and reads it
 
     def _resolve_note(self, name: str) -> Note:
         self._generation()

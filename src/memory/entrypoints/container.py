@@ -58,11 +58,11 @@ class Gateways(containers.DeclarativeContainer):
                                    cache_dir=config.model_cache,
                                    precision=config.embedding_precision)
     cache = providers.Singleton(SqliteEmbeddingCache, state_dir=config.state_dir)
-    graph = providers.Singleton(GraphifyGraph, state_dir=config.state_dir)
+    graph = providers.Singleton(GraphifyGraph, config.state_dir)
     graphs = providers.Singleton(GraphifyGenerations, root=config.root, state_dir=config.state_dir,
                                  memory_mb=config.graph_memory_mb,
                                  timeout_s=config.graph_timeout_s)
-    graph_picture = providers.Singleton(GraphifyGraphPicture, state_dir=config.state_dir)
+    graph_picture = providers.Singleton(GraphifyGraphPicture, config.state_dir)
     lock = providers.Singleton(FileRefreshLock, state_dir=config.state_dir)
     feedback = providers.Singleton(JsonlFeedbackLog, state_dir=config.state_dir)
     history = providers.Singleton(JsonlRefreshHistory, state_dir=config.state_dir)
@@ -187,9 +187,14 @@ def build(settings, *, serving: bool = False) -> Application:
     if getattr(settings, "store", None):
         _use_postgres(app.gateways, settings.store)
     if serving:
-        if not getattr(settings, "watch", True):
+        # A read-only server of a shared store reads what the indexer publishes: it never
+        # indexes its own root, which on another host holds no notes (an index of it would
+        # be empty).
+        reader = bool(getattr(settings, "store", None)) and getattr(settings, "read_only", False)
+        if not getattr(settings, "watch", True) or reader:
             app.gateways.change_feed.override(providers.Object(None))
-        app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
+        if not reader:
+            app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
         app.use_cases.written.override(app.use_cases.freshness.provided.published)
     return app
@@ -208,3 +213,19 @@ def _use_postgres(gateways: Gateways, url: str) -> None:
                           ("vectors", PostgresVectorIndex), ("cache", PostgresEmbeddingCache),
                           ("lock", PostgresRefreshLock)):
         getattr(gateways, name).override(providers.Singleton(adapter, database))
+    _graph_in_postgres(gateways, database)
+
+
+def _graph_in_postgres(gateways: Gateways, database: providers.Provider) -> None:
+    """Graphify still builds on the host that refreshes (in its state folder); the published
+    graph is a row of the database, which every server reads."""
+    from memory.adapters.graphify.stored import StoredGraphGenerations
+    from memory.adapters.postgres import PostgresGraphStore
+    store = providers.Singleton(PostgresGraphStore, database)
+    config = gateways.config
+    builder = providers.Singleton(GraphifyGenerations, root=config.root,
+                                  state_dir=config.state_dir, memory_mb=config.graph_memory_mb,
+                                  timeout_s=config.graph_timeout_s)
+    gateways.graphs.override(providers.Singleton(StoredGraphGenerations, builder, store))
+    gateways.graph.override(providers.Singleton(GraphifyGraph, store))
+    gateways.graph_picture.override(providers.Singleton(GraphifyGraphPicture, store))

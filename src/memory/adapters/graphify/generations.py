@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from memory.adapters.graphify.documents import SOURCES_FILE, read_sources
 from memory.adapters.graphify.layout import (GRAPH_FILE, GraphLayout, fsync_path,
                                              new_generation_id, read_graph_data, utc_now_iso)
 from memory.adapters.graphify.request import DEFAULT_MEMORY_MB, encode_request
@@ -26,7 +27,6 @@ _POLL_S = 0.2  # how often a waiting build looks at its cancel token
 # A build's wall-clock limit unless AI_MEMORY_GRAPH_TIMEOUT_S says: it grows with the root,
 # since a fixed 600 s failed every build of a 50k-note root on a busy machine.
 BASE_TIMEOUT_S, TIMEOUT_PER_NOTE_S = 600.0, 0.02
-SOURCES_FILE = "sources.json"  # path -> content hash of the notes a graph was built from
 
 
 class GraphifyStage(GraphStage):
@@ -42,6 +42,10 @@ class GraphifyStage(GraphStage):
         return self._id
 
     @property
+    def created(self) -> str:
+        return self._created
+
+    @property
     def graph_file(self) -> Path:
         return self._layout.stage(self._id) / GRAPH_FILE
 
@@ -51,22 +55,30 @@ class GraphifyStage(GraphStage):
                 data = read_graph_data(self.graph_file)
             except (OSError, ValueError) as e:
                 raise StoreError(f"staged graph {self._id} is unreadable: {e}") from e
-            self._facts = _facts_of(data)
+            self._facts = facts_of(data)
         return self._facts
+
+    def sources(self) -> Mapping[str, str]:
+        """Path -> content hash of the notes this graph is built from."""
+        return read_sources(self._layout.stage(self._id)) or {}
+
+    def info(self) -> GenerationInfo:
+        """The generation this stage publishes as."""
+        facts = self.facts()
+        return GenerationInfo(id=self._id, created=self._created, notes=len(facts.page_notes),
+                              nodes=facts.nodes, edges=facts.edges)
 
     def publish(self) -> GenerationInfo:
         if self._done:
             raise StoreError(f"graph stage {self._id} was already published or discarded")
-        facts = self.facts()
+        self.facts()
         target = self._layout.generation(self._id)
         try:
             fsync_path(self.graph_file)
             os.replace(self._layout.stage(self._id), target)
             os.utime(target)  # collect() measures the grace period from publication
             fsync_path(self._layout.graph_dir)
-            info = GenerationInfo(id=self._id, created=self._created,
-                                  notes=len(facts.page_notes), nodes=facts.nodes,
-                                  edges=facts.edges)
+            info = self.info()
             self._layout.write_pointer(info)
         except OSError as e:
             raise StoreError(f"could not publish graph generation {self._id}: {e}") from e
@@ -78,7 +90,8 @@ class GraphifyStage(GraphStage):
         shutil.rmtree(self._layout.stage(self._id), ignore_errors=True)
 
 
-def _facts_of(data: dict) -> GraphFacts:
+def facts_of(data: dict) -> GraphFacts:
+    """Counts and coverage of a parsed node-link graph."""
     ids = {n.get("id") for n in data["nodes"]}
     dangling = sum(1 for e in data["links"]
                    if e.get("source") not in ids or e.get("target") not in ids)
@@ -105,7 +118,7 @@ class GraphifyGenerations(GraphGenerations):
         return self._layout
 
     def build(self, documents: Sequence[NoteDocument],
-              cancel: CancelToken | None = None) -> GraphStage:
+              cancel: CancelToken | None = None) -> GraphifyStage:
         gen_id, created = new_generation_id(), utc_now_iso()
         stage_dir = self._layout.stage(gen_id)
         self._building.add(gen_id)
@@ -211,7 +224,7 @@ class GraphifyGenerations(GraphGenerations):
         if gen_id is None:
             return None
         if self._sources is None or self._sources[0] != gen_id:
-            self._sources = (gen_id, _read_sources(self._layout.generation(gen_id)))
+            self._sources = (gen_id, read_sources(self._layout.generation(gen_id)))
         return self._sources[1]
 
     def _current_id(self) -> str | None:
@@ -229,28 +242,22 @@ class GraphifyGenerations(GraphGenerations):
             return [f"graph pointer unreadable: {e}"]
         path = self._layout.generation(info.id) / GRAPH_FILE
         try:
-            facts = _facts_of(read_graph_data(path))
+            facts = facts_of(read_graph_data(path))
         except FileNotFoundError:
             return [f"current graph generation {info.id} is missing ({path})"]
         except (OSError, ValueError) as e:
             return [f"current graph generation {info.id} is unreadable: {e}"]
-        problems = []
-        if facts.dangling_edges:
-            problems.append(f"current graph has {facts.dangling_edges} dangling edges")
-        if not facts.page_notes and info.notes:
-            problems.append("current graph has no note page nodes")
-        return problems
+        return facts_problems(facts, info)
 
 
-def _read_sources(generation: Path) -> Mapping[str, str] | None:
-    """What a generation was built from; None for one built before this was recorded."""
-    try:
-        data = json.loads((generation / SOURCES_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    return {str(p): str(h) for p, h in data.items()}
+def facts_problems(facts: GraphFacts, info: GenerationInfo) -> list[str]:
+    """What is wrong with the current graph, judged on its facts."""
+    problems = []
+    if facts.dangling_edges:
+        problems.append(f"current graph has {facts.dangling_edges} dangling edges")
+    if not facts.page_notes and info.notes:
+        problems.append("current graph has no note page nodes")
+    return problems
 
 
 def _age(path: Path, now: float) -> float:

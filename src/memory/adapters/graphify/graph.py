@@ -1,14 +1,14 @@
-"""GraphifyGraph: the GraphProvider over the published graph, following CURRENT across processes."""
+"""GraphifyGraph: the GraphProvider over the published graph, following the current pointer."""
 
 from __future__ import annotations
 
 import gc
 import os
 import threading
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Hashable, Sequence
 
-from memory.adapters.graphify.layout import GRAPH_FILE, GraphLayout
+from memory.adapters.graphify.documents import GraphDocuments, documents_at
+from memory.adapters.graphify.layout import GRAPH_FILE
 from memory.adapters.graphify.snapshot import GraphSnapshot
 from memory.domain.errors import Unavailable
 from memory.domain.graph import GraphPath, Neighbor
@@ -38,21 +38,14 @@ def settle(big: bool) -> None:
         gc.freeze()
 
 
-def _stamp(path: Path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 class GraphifyGraph(GraphProvider):
     """Loads the current graph lazily; a damaged new one never replaces a good loaded one."""
 
-    def __init__(self, state_dir: str | Path):
-        self._layout = GraphLayout.of(state_dir)
+    def __init__(self, documents: GraphDocuments | str | os.PathLike):
+        """`documents`: where the published graphs are, or a state folder holding them."""
+        self._documents = documents_at(documents)
         self._snapshot: GraphSnapshot | None = None
-        self._seen: tuple | None = ()  # stamps of CURRENT and its graph.json last looked at
+        self._seen: Hashable = object()  # the documents' stamp when last looked at
         self._problems: list[str] = []
         self._lock = threading.Lock()
 
@@ -87,32 +80,32 @@ class GraphifyGraph(GraphProvider):
         return snapshot
 
     def _refresh(self) -> GraphSnapshot | None:
-        """Cheap check (two stats); reload only when CURRENT or the file it names changed."""
-        if self._stamps() == self._seen:
+        """Cheap check (the documents' stamp); reload only when the pointer or the document
+        it names changed."""
+        if self._stamp() == self._seen:
             return self._snapshot
         with self._lock:
-            if self._stamps() != self._seen:
+            stamp = self._stamp()
+            if stamp != self._seen:
                 self._reload()
-                self._seen = self._stamps()
+                self._seen = self._stamp()
             return self._snapshot
 
-    def _stamps(self) -> tuple:
-        loaded = self._snapshot
-        graph_file = self._layout.generation(loaded.info.id) / GRAPH_FILE if loaded else None
-        return (_stamp(self._layout.pointer), _stamp(graph_file) if graph_file else None)
+    def _stamp(self) -> Hashable:
+        return self._documents.stamp(self._snapshot.info.id if self._snapshot else None)
 
     def _reload(self) -> None:
         try:
-            info = self._layout.read_pointer()
-        except FileNotFoundError:
-            self._problems = [f"no graph generation published{self._kept()}"]
-            return
+            info = self._documents.current()
         except (OSError, ValueError) as e:
             self._problems = [f"graph pointer unreadable: {e}{self._kept()}"]
             return
-        path = self._layout.generation(info.id) / GRAPH_FILE
+        if info is None:
+            self._problems = [f"no graph generation published{self._kept()}"]
+            return
         try:
-            self._snapshot = GraphSnapshot.load(info, path)
+            self._snapshot = GraphSnapshot.parse(info, self._documents.document(info.id),
+                                                 GRAPH_FILE)
             self._problems = []
         except (OSError, ValueError) as e:
             self._problems = [f"graph generation {info.id} unreadable: {e}{self._kept()}"]

@@ -1,10 +1,11 @@
-"""GraphifyGraphPicture: the published graph.json as the plain nodes and edges of a picture."""
+"""GraphifyGraphPicture: the published graph document as the plain nodes and edges of a picture."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-from memory.adapters.graphify.layout import GRAPH_FILE, GraphLayout
+from memory.adapters.graphify.documents import GraphDocuments, documents_at
+from memory.adapters.graphify.layout import GRAPH_FILE
 from memory.adapters.graphify.snapshot import GraphSnapshot
 from memory.domain.errors import Unavailable
 from memory.domain.graph_picture import GraphPicture, PictureEdge, PictureNode
@@ -26,20 +27,21 @@ class _PictureSnapshot(GraphSnapshot):
 
 
 class GraphifyGraphPicture(GraphPictureSource):
-    """Reads the generation CURRENT names, each time: a picture is drawn once, not served."""
+    """Reads the generation the pointer names, each time: a picture is drawn once, not served."""
 
-    def __init__(self, state_dir: str | Path):
-        self._layout = GraphLayout.of(state_dir)
+    def __init__(self, documents: GraphDocuments | str | os.PathLike):
+        """`documents`: where the published graphs are, or a state folder holding them."""
+        self._documents = documents_at(documents)
 
     def picture(self) -> GraphPicture | None:
         try:
-            info = self._layout.read_pointer()
-        except FileNotFoundError:
-            return None
+            info = self._documents.current()
         except (OSError, ValueError) as e:
             raise Unavailable(f"graph pointer unreadable: {e}; run a full refresh") from e
+        if info is None:
+            return None
         try:
-            snapshot = _PictureSnapshot.load(info, self._layout.generation(info.id) / GRAPH_FILE)
+            snapshot = _PictureSnapshot.parse(info, self._documents.document(info.id), GRAPH_FILE)
         except (OSError, ValueError) as e:
             raise Unavailable(f"graph generation {info.id} unreadable: {e}; "
                               "run a full refresh") from e

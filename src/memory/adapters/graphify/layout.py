@@ -106,26 +106,31 @@ class GraphLayout:
 
 
 def read_graph_data(path: Path) -> dict:
-    """Parse a node-link graph.json; ValueError when it is not one, however damaged.
+    """Parse a node-link graph.json file; ValueError when it is not one, OSError when unread."""
+    return parse_graph_data(path.read_bytes(), path.name)
 
-    Damage (flipped bytes, a truncated write, a hostile file) must read as damage, so
+
+def parse_graph_data(raw: bytes, name: str) -> dict:
+    """Parse a node-link graph document (`name` says where it came from in errors);
+    ValueError when it is not one, however damaged.
+
+    Damage (flipped bytes, a truncated write, a hostile file or row) must read as damage, so
     that the graph already loaded keeps serving: JSON nested past the recursion limit is
     a ValueError here, and so is any node or link that is not an object with its ends.
     """
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(raw)
     except RecursionError:
-        raise ValueError(f"{path.name} is nested too deeply to be a graph") from None
+        raise ValueError(f"{name} is nested too deeply to be a graph") from None
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list) \
             or not isinstance(data.get("links"), list):
-        raise ValueError(f"{path.name} is not a node-link graph (nodes/links missing)")
+        raise ValueError(f"{name} is not a node-link graph (nodes/links missing)")
     if not all(isinstance(n, dict) and _is_key(n.get("id"))
                and isinstance(n.get("memory_id", ""), str) for n in data["nodes"]):
-        raise ValueError(f"{path.name} has a node that is not an object with an id")
+        raise ValueError(f"{name} has a node that is not an object with an id")
     if not all(isinstance(e, dict) and _is_key(e.get("source")) and _is_key(e.get("target"))
                for e in data["links"]):
-        raise ValueError(f"{path.name} has a link that is not an object with two ends")
+        raise ValueError(f"{name} has a link that is not an object with two ends")
     return data
 
 

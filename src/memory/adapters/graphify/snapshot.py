@@ -13,7 +13,7 @@ import numpy as np
 from networkx.readwrite import json_graph
 from scipy import sparse
 
-from memory.adapters.graphify.layout import read_graph_data
+from memory.adapters.graphify.layout import parse_graph_data
 from memory.domain.errors import NotFound
 from memory.domain.graph import GraphPath, Neighbor, Relation
 from memory.domain.refresh import GenerationInfo
@@ -67,17 +67,23 @@ class GraphSnapshot:
     @classmethod
     def load(cls, info: GenerationInfo, path: Path) -> GraphSnapshot:
         """Read graph.json; OSError or ValueError when it is missing or not a graph."""
-        data = read_graph_data(path)
+        return cls.parse(info, path.read_bytes(), path.name)
+
+    @classmethod
+    def parse(cls, info: GenerationInfo, raw: bytes, name: str) -> GraphSnapshot:
+        """A graph document as stored; ValueError when it is not a graph (`name` says
+        which document in the message)."""
+        data = parse_graph_data(raw, name)
         try:
             graph = json_graph.node_link_graph(data, edges="links")
         except (KeyError, TypeError, nx.NetworkXError) as e:
-            raise ValueError(f"{path.name} is not a node-link graph: {e}") from e
+            raise ValueError(f"{name} is not a node-link graph: {e}") from e
         if graph.is_multigraph() or not graph.is_directed():
             graph = nx.DiGraph(graph)
         try:
             return cls(info, graph)
         except (KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"{path.name} has malformed nodes or edges: {e!r}") from e
+            raise ValueError(f"{name} has malformed nodes or edges: {e!r}") from e
 
     @property
     def memory_ids(self) -> frozenset[str]:

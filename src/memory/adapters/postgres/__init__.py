@@ -4,10 +4,11 @@ from memory.adapters.postgres.catalogue import PostgresNoteCatalogue
 from memory.adapters.postgres.database import PostgresDatabase
 from memory.adapters.postgres.embedding_cache import PostgresEmbeddingCache
 from memory.adapters.postgres.generations import PostgresGenerations
+from memory.adapters.postgres.graph_store import PostgresGraphStore
 from memory.adapters.postgres.lexical_index import PostgresLexicalIndex
 from memory.adapters.postgres.refresh_lock import PostgresRefreshLock
 from memory.adapters.postgres.vector_index import PostgresVectorIndex
 
 __all__ = ["PostgresDatabase", "PostgresEmbeddingCache", "PostgresGenerations",
-           "PostgresLexicalIndex", "PostgresNoteCatalogue", "PostgresRefreshLock",
-           "PostgresVectorIndex"]
+           "PostgresGraphStore", "PostgresLexicalIndex", "PostgresNoteCatalogue",
+           "PostgresRefreshLock", "PostgresVectorIndex"]

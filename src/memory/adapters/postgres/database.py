@@ -30,6 +30,9 @@ class PostgresDatabase:
         self._opened = False
         self._lock = threading.Lock()
         self._pins = threading.local()
+        # Generations this process found damaged: also kept here, since a reader whose role
+        # may only SELECT cannot record them for every process.
+        self._damaged: set[str] = set()
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
@@ -57,7 +60,7 @@ class PostgresDatabase:
                 try:
                     return work(conn, generation)
                 except seals.RowDamaged as exc:
-                    seals.record(conn, generation, str(exc))
+                    self.mark_damaged(conn, generation, str(exc))
                     self._repin(conn)
             raise StoreError("postgres store is damaged: no whole index generation to read; "
                              "run a refresh")
@@ -66,11 +69,19 @@ class PostgresDatabase:
         pinned = getattr(self._pins, "stack", None)
         return pinned[-1] if pinned else self.published(conn)
 
-    @staticmethod
-    def published(conn: psycopg.Connection) -> str | None:
+    def published(self, conn: psycopg.Connection) -> str | None:
         """The generation that serves: the pointer's, unless it is missing or damaged."""
-        row = conn.execute(seals.SERVING).fetchone()
+        with self._lock:
+            damaged = sorted(self._damaged)
+        row = conn.execute(seals.SERVING, (damaged,)).fetchone()
         return row[0] if row else None
+
+    def mark_damaged(self, conn: psycopg.Connection, generation: str, problem: str) -> None:
+        """Serve around a damaged generation: in this process always, in every process
+        when the role may write the record."""
+        with self._lock:
+            self._damaged.add(generation)
+        seals.record(conn, generation, problem)
 
     def _repin(self, conn: psycopg.Connection) -> None:
         stack = getattr(self._pins, "stack", None)

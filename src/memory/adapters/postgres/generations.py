@@ -131,7 +131,7 @@ class PostgresGenerations(IndexGenerations):
             since = self._verified
         found, upto = seals.verify(conn, generation, since)
         if found:
-            seals.record(conn, generation, found[0])
+            self._db.mark_damaged(conn, generation, found[0])
         with self._lock:
             self._verified = (max(self._verified[0], upto[0]), max(self._verified[1], upto[1]))
         return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3  # 2: the graph generations (GRAPH_DDL); 3: row seals (SEALS_DDL)
 LOCK_SCHEMA = 0x61696D01  # advisory lock key held while creating the tables
 
 DDL = """
@@ -50,6 +50,21 @@ CREATE TABLE IF NOT EXISTS aim_embedding_cache (
   PRIMARY KEY (model_id, hash));
 """
 
+# The graph of each generation: one node-link document (zlib-compressed, with the sha256 of
+# what is stored) per row, written once; `aim_graph_pointer` is the one row a publish
+# switches, and its reference keeps the current graph from being collected.
+GRAPH_DDL = """
+CREATE TABLE IF NOT EXISTS aim_graphs (
+  id text PRIMARY KEY, seq bigserial UNIQUE, created text NOT NULL,
+  state text NOT NULL CHECK (state IN ('published', 'superseded')),
+  notes int NOT NULL, nodes int NOT NULL, edges int NOT NULL, sources jsonb NOT NULL,
+  document bytea NOT NULL, digest text NOT NULL,
+  published_at timestamptz NOT NULL DEFAULT now(), superseded_at timestamptz);
+CREATE TABLE IF NOT EXISTS aim_graph_pointer (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one),
+  generation text NOT NULL REFERENCES aim_graphs);
+"""
+
 # Row seals and damage records (seals.py; docs/reliability.md, guarantee 3). Each column is
 # added only when missing: ALTER TABLE takes an exclusive lock even when it changes nothing.
 SEALS_DDL = """
@@ -75,13 +90,30 @@ CREATE TABLE IF NOT EXISTS aim_damage (
 
 
 def create(conn: psycopg.Connection) -> None:
-    """Create what is missing, one process at a time (CREATE IF NOT EXISTS races itself)."""
+    """Create what is missing, one process at a time (CREATE IF NOT EXISTS races itself).
+
+    A schema already at this version is left alone after one SELECT: no DDL and no lock,
+    so a server may connect with a role that holds only SELECT."""
+    if version(conn) >= SCHEMA_VERSION:
+        return
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_SCHEMA,))
         conn.execute(DDL)
+        conn.execute(GRAPH_DDL)
         conn.execute(SEALS_DDL)
         conn.execute("INSERT INTO aim_meta (key, value) VALUES ('schema_version', %s) "
-                     "ON CONFLICT (key) DO NOTHING", (psycopg.types.json.Jsonb(SCHEMA_VERSION),))
+                     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value "
+                     "WHERE (aim_meta.value)::int < (EXCLUDED.value)::int",
+                     (psycopg.types.json.Jsonb(SCHEMA_VERSION),))
+
+
+def version(conn: psycopg.Connection) -> int:
+    """The schema version the database records; 0 for a database without our tables."""
+    try:
+        row = conn.execute("SELECT value FROM aim_meta WHERE key = 'schema_version'").fetchone()
+    except psycopg.errors.UndefinedTable:
+        return 0
+    return row[0] if row and isinstance(row[0], int) else 0
 
 
 def hnsw_index(conn: psycopg.Connection, dimension: int) -> None:

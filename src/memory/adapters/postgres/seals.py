@@ -68,6 +68,7 @@ SERVING = """
 SELECT g.id FROM aim_generations g
 WHERE g.state IN ('published', 'superseded')
   AND NOT EXISTS (SELECT 1 FROM aim_damage d WHERE d.gen = g.id)
+  AND g.id <> ALL(%s::text[])
 ORDER BY g.id = (SELECT generation FROM aim_pointer) DESC NULLS LAST, g.seq DESC LIMIT 1
 """
 
@@ -120,9 +121,14 @@ def verify(conn: psycopg.Connection, generation: str,
 
 
 def record(conn: psycopg.Connection, generation: str, problem: str) -> None:
-    """Mark a generation damaged for every process (the first problem found is kept)."""
-    conn.execute("INSERT INTO aim_damage (gen, problem) VALUES (%s, %s) "
-                 "ON CONFLICT (gen) DO NOTHING", (generation, problem[:1000]))
+    """Mark a generation damaged for every process (the first problem found is kept); a
+    role that may not write (a SELECT-only server) leaves that to the next refresh."""
+    try:
+        with conn.transaction():  # a savepoint when inside one: a refusal spoils nothing
+            conn.execute("INSERT INTO aim_damage (gen, problem) VALUES (%s, %s) "
+                         "ON CONFLICT (gen) DO NOTHING", (generation, problem[:1000]))
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction):
+        pass
 
 
 def recorded(conn: psycopg.Connection, generation: str) -> str | None:
