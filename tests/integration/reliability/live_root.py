@@ -112,7 +112,10 @@ class LiveRoot:
         return self.index.problems()
 
     def graph_problems(self) -> list[str]:
-        """Why the graph CURRENT names is not a complete graph (empty if it is)."""
+        """Why the graph CURRENT names is not a complete graph (empty if it is); with a
+        store, what the store's graph check says (the graph is in the database)."""
+        if self.store:
+            return self._stored_graph_problems()
         from memory.adapters.graphify.layout import read_graph_data
         pointer = self.graph_pointer()
         if pointer is None:
@@ -127,6 +130,14 @@ class LiveRoot:
             return [f"graph {pointer['id']} has {len(pages)} note pages, CURRENT says "
                     f"{pointer.get('notes')}"]
         return []
+
+    def _stored_graph_problems(self) -> list[str]:
+        from memory.entrypoints.container import build
+        from memory.entrypoints.settings import Settings
+        settings = Settings.resolve(str(self.path), watch=False, store=self.store)
+        graphs = build(settings).gateways.graphs()
+        current = graphs.current()
+        return graphs.check_current() or ([] if current else ["no graph in the store"])
 
     def index_pointer(self) -> dict | None:
         return json_or_none(self.state / "index" / "CURRENT")

@@ -19,8 +19,10 @@ import numpy as np
 import psycopg
 import pytest
 from psycopg import sql as pgsql
-from damage_checks import NOTES, QUERY, damaged_then_repaired, nothing_served_until_refreshed
+from damage_checks import (NOTES, QUERY, check_damaged, damaged_then_repaired,
+                           nothing_served_until_refreshed, every_tool)
 from live_root import LiveRoot
+from postgres_store import select_only
 
 CACHING = "Repos/atlas/Notes/Caching.md"
 _COPIES = itertools.count(1)
@@ -132,6 +134,19 @@ def pg_root(pg_template, tmp_path) -> LiveRoot:
 async def test_damaged_postgres_rows_are_reported_served_around_and_repaired(
         pg_root, embedder, damage):
     await damaged_then_repaired(pg_root, embedder, damage, index_damaged=True)
+
+
+@pytest.mark.anyio
+async def test_a_select_only_server_serves_around_damage_it_may_not_record(pg_root, embedder):
+    """A team's servers may only SELECT: the damage they find is kept in the process
+    (the record for every process waits for the indexer), never a failed tool call."""
+    name = urlsplit(pg_root.store).path.strip("/")
+    reader = LiveRoot(pg_root.path, select_only(pg_root.store, f"aim_reader_{name}"))
+    damage_chunk_text(pg_root)
+    for _ in range(2):  # the second round reads with the damage already known
+        results = await every_tool(reader.service(embedder))
+        check_damaged(pg_root, results, index_damaged=True)
+        assert results["memory_search"]["items"], results["memory_search"]
 
 
 @pytest.mark.anyio
