@@ -6,16 +6,19 @@ from collections.abc import Mapping, Sequence
 
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import Check, GenerationInfo, ManifestEntry, ValidationReport
+from memory.domain.refresh_plan import RefreshPlan
 from memory.domain.text import content_terms
 from memory.ports.embedder import Embedder
 from memory.ports.graph_generations import GraphFacts
 from memory.ports.index_generations import IndexStage
 
 
-def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], semantic: bool,
-                   embedder: Embedder, added: Sequence[NoteDocument]) -> ValidationReport:
-    """Integrity, counts against the manifest, every note present, vectors, a self-query."""
-    facts = stage.facts()
+def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], plan: RefreshPlan,
+                   embedder: Embedder, added: Sequence[NoteDocument],
+                   current: GenerationInfo | None) -> ValidationReport:
+    """Integrity, counts against the manifest, every note present, vectors, a self-query,
+    and no index emptied by a root that holds no notes unless forced."""
+    facts, semantic = stage.facts(), plan.semantic
     checks = [
         Check(name="integrity", ok=facts.integrity == "ok", detail=facts.integrity),
         Check(name="notes-match-manifest", ok=facts.notes == len(expected),
@@ -30,7 +33,20 @@ def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], sem
                             ok=facts.chunks == 0 or facts.dimension == embedder.dimension,
                             detail=f"{facts.dimension} (model {embedder.dimension})"))
     checks.append(_self_query(stage, semantic, embedder, added))
+    checks.append(_not_emptied(facts.notes, current, plan.forced))
     return ValidationReport(checks=tuple(checks))
+
+
+def _not_emptied(notes: int, current: GenerationInfo | None, forced: bool) -> Check:
+    # A root with no notes over an index that has some is a wrong --root or an unmounted
+    # folder far more often than a memory deleted on purpose; with a shared store it would
+    # empty every server's answers.
+    held = current.notes if current is not None else 0
+    ok = forced or notes > 0 or held == 0
+    return Check(name="not-emptied", ok=ok,
+                 detail=f"{notes} notes (the index held {held})" if ok else
+                 f"the root holds no notes and the index held {held}: check the root "
+                 f"(force publishes an empty index)")
 
 
 def _self_query(stage: IndexStage, semantic: bool, embedder: Embedder,

@@ -363,3 +363,17 @@ def test_graph_lag_counts_notes_the_graph_does_not_follow_yet():
     assert lag.moved and lag.describe().startswith("graph behind index by 3 notes")
     w.indexer.refresh_graph()
     assert w.indexer.graph_lag().behind == 0
+
+
+def test_a_root_emptied_of_notes_keeps_the_index_until_forced():
+    w = World(docs())
+    good = w.refresh("index").stage("index").generation
+    for i in range(5):
+        w.source.delete(f"Decisions/D{i}.md")
+    kept = w.refresh("index").stage("index")
+    assert kept.outcome == "kept-last-good" and "the root holds no notes" in kept.reason
+    assert w.generations.current().id == good
+    assert w.service.search("topic3").items[0].path == "Decisions/D3.md"
+    forced = w.service.refresh("index", force=True).stage("index")
+    assert forced.outcome == "published" and forced.removed == 5
+    assert w.service.search("topic3").items == ()
