@@ -283,8 +283,13 @@ async def test_an_mcp_session_on_postgres_with_no_state_folder_answers_as_sqlite
              for c in cases]
     calls += [("memory_get", {"identity": first}), ("memory_neighbors", {"identity": first}),
               ("memory_path", {"source": first, "target": second}), ("memory_health", {}),
-              ("memory_explain", {"query": hop["question"], "identity": second})]
-    answers = await _mcp_session(reader, tmp_path_factory.mktemp("mcp-postgres"), calls)
+              ("memory_explain", {"query": hop["question"], "identity": second}),
+              ("memory_refresh", {"mode": "index"})]
+    *answers, refreshed = await _mcp_session(reader, tmp_path_factory.mktemp("mcp-postgres"),
+                                             calls)
+    # A reader's root is not the notes: a refresh from it would index nothing.
+    assert refreshed.is_error and "reads a shared index" in refreshed.content[0].text, \
+        refreshed.content[0].text
     assert not any(a.is_error for a in answers), [a.content[0].text for a in answers
                                                   if a.is_error]
     packets = [a.structured_content for a in answers[:len(cases)]]

@@ -190,7 +190,7 @@ def build(settings, *, serving: bool = False) -> Application:
         # A read-only server of a shared store reads what the indexer publishes: it never
         # indexes its own root, which on another host holds no notes (an index of it would
         # be empty).
-        reader = bool(getattr(settings, "store", None)) and getattr(settings, "read_only", False)
+        reader = getattr(settings, "reads_shared_index", False)
         if not getattr(settings, "watch", True) or reader:
             app.gateways.change_feed.override(providers.Object(None))
         if not reader:

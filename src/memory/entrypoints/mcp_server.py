@@ -193,7 +193,7 @@ def build_server(service_factory: Callable[[], MemoryService], *,
                  roots: Callable[[list[str]], None] | None = None,
                  browser: Callable[[], NoteBrowser] | None = None,
                  capture: Callable[[], CaptureService] | None = None,
-                 **transport: Any) -> MCPServer:
+                 refreshes: bool = True, **transport: Any) -> MCPServer:
     """The `ai-memory` MCP server; `service_factory()` gives the MemoryService (slow only once).
 
     `roots(folders)` receives the client's workspace folders when it exposes them;
@@ -208,7 +208,7 @@ def build_server(service_factory: Callable[[], MemoryService], *,
         description="Long-term memory for coding agents: cited evidence from Markdown notes.",
         middleware=middleware or None,
         log_level="WARNING", **transport)
-    register_tools(server, service_factory)
+    register_tools(server, service_factory, refreshes=refreshes)
     if capture is not None:
         register_capture_tools(server, capture)
     register_prompts(server)
@@ -257,6 +257,11 @@ class LazyApplication:
         """What the write tools call, or None when the server is read-only."""
         return None if self._settings.read_only else self.capture
 
+    @property
+    def refreshes(self) -> bool:
+        """Whether memory_refresh may index this server's root (not a shared index's reader)."""
+        return not self._settings.reads_shared_index
+
     def warm(self) -> None:
         """Build the service, start loading the embedding model, then watch the root."""
         self.service()
@@ -294,7 +299,7 @@ def serve(settings: Settings) -> int:
         sys.stdout = StdoutGuard(sys.stdout, sys.stderr)
     app = LazyApplication(settings)
     server = build_server(app.service, warm=app.warm, roots=app.set_roots, browser=app.browser,
-                          capture=app.writes)
+                          capture=app.writes, refreshes=app.refreshes)
     log.info("ai-memory %s serving %s over stdio%s", __version__, settings.root,
              "" if settings.watch else " (not watching)")
     try:

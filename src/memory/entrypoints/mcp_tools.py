@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 
+from memory.domain.errors import InvalidRequest
 from memory.domain.evidence import EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import FeedbackReceipt
@@ -61,6 +62,9 @@ Checked = _returns(Health)
 Receipt = _returns(FeedbackReceipt)
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+READER_REFRESH = ("this server reads a shared index (serve --read-only --store): it is kept "
+                  "current by the indexer next to the notes; run `ai-memory refresh --store "
+                  "URL` there")
 ANNOTATIONS = {
     "memory_search": READ.model_copy(update={"title": "Search memory"}),
     "memory_get": READ.model_copy(update={"title": "Read a note"}),
@@ -90,8 +94,9 @@ class MemoryTools:
     Each docstring is the tool's description for the model, flowed into one paragraph.
     """
 
-    def __init__(self, service: Callable[[], MemoryService]):
+    def __init__(self, service: Callable[[], MemoryService], refreshes: bool = True):
         self._service = service
+        self._refreshes = refreshes  # False: a shared index's reader (the indexer refreshes)
 
     async def _call(self, use: Callable[[MemoryService], T]) -> T:
         # The service blocks (SQLite, model, Graphify); building it may import heavy libraries.
@@ -190,6 +195,8 @@ class MemoryTools:
         `ok` is false, each stage says why, and the last good index keeps serving. It reports
         progress when the client asks for it; cancelling the request stops the refresh and
         keeps the last good index."""
+        if not self._refreshes:
+            raise InvalidRequest(READER_REFRESH)
         relay = ProgressRelay(ctx)
         report = await relay.run(self._call(
             lambda s: s.refresh(mode, force, relay, relay.cancel)))
@@ -220,9 +227,10 @@ def description(handler: Callable) -> str:
     return " ".join(handler.__doc__.split())
 
 
-def register_tools(server: MCPServer, service: Callable[[], MemoryService]) -> None:
+def register_tools(server: MCPServer, service: Callable[[], MemoryService],
+                   refreshes: bool = True) -> None:
     """Add the eight tools to `server`; each call asks `service()` for the MemoryService."""
-    add_tools(server, MemoryTools(service), ANNOTATIONS)
+    add_tools(server, MemoryTools(service, refreshes), ANNOTATIONS)
 
 
 def add_tools(server: MCPServer, tools: object, annotations: dict[str, ToolAnnotations]) -> None:

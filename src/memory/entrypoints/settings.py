@@ -49,6 +49,12 @@ class Settings:
     git_commit: bool = False  # each write or edit is one commit of the root's git work tree
     store: str | None = None  # a Postgres URL; None: the SQLite index in state_dir
 
+    @property
+    def reads_shared_index(self) -> bool:
+        """A read-only server of a shared store: it reads what the indexer publishes and
+        never indexes its own root (on another host, one without the notes)."""
+        return bool(self.store) and self.read_only
+
     @classmethod
     def resolve(cls, root: str | None = None, state_dir: str | None = None,
                 watch: bool = True, must_exist: bool = True, *, read_only: bool = False,

@@ -61,12 +61,12 @@ class ToolHints:
 def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
                    warm: Callable[[], None] | None = None, store: TokenStore | None = None,
                    identity: str = "", browser: Callable[[], NoteBrowser] | None = None,
-                   capture: Callable[[], CaptureService] | None = None
-                   ) -> tuple[MCPServer, ASGIApp]:
+                   capture: Callable[[], CaptureService] | None = None,
+                   refreshes: bool = True) -> tuple[MCPServer, ASGIApp]:
     """The MCP server and the ASGI app serving it at /mcp behind the guards; `browser()`
     gives the notes offered as resources, as over stdio."""
     server = build_server(service, warm=warm, browser=browser, capture=capture,
-                          **verifier_for(config, store))
+                          refreshes=refreshes, **verifier_for(config, store))
     server.middleware.append(ClientRoots())  # per session; no process-wide roots over HTTP
     server.custom_route(STATUS_PATH, methods=["GET"])(_status_endpoint(identity))
     admission = Admission(config)
@@ -116,7 +116,8 @@ def serve_http(settings: Settings, config: HttpConfig,
         store = _token_store(settings) if config.auth is AuthMode.TOKENS else None
         _server, asgi = build_http_app(app.service, config, warm=app.warm, store=store,
                                        identity=root_fingerprint(settings.root),
-                                       browser=app.browser, capture=app.writes)
+                                       browser=app.browser, capture=app.writes,
+                                       refreshes=app.refreshes)
         log.info("ai-memory %s serving %s at %s (auth: %s)%s", __version__, settings.root,
                  config.resource_url, config.auth.value,
                  "" if settings.watch else " (not watching)")
