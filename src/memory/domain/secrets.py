@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from attrs import frozen
@@ -130,17 +129,23 @@ def _spans(lines: Sequence[str]) -> tuple[SecretSpan, ...]:
 
 
 def _line_spans(line: str) -> tuple[tuple[int, int, str], ...]:
-    return _kept_line_spans(line) if len(line) <= KEPT_LINE_CHARS else _found_line_spans(line)
+    short = len(line) <= KEPT_LINE_CHARS
+    if short and line in _CLEAN_LINES:
+        return ()
+    found = _found_line_spans(line)
+    if short and not found:
+        if len(_CLEAN_LINES) >= KEPT_LINES:
+            _CLEAN_LINES.clear()
+        _CLEAN_LINES[line] = None
+    return found
 
 
 # Searches cite the same lines again and again (titles, headings, a note's hot lines), and
-# a line's spans depend on its text alone; long lines are judged each time, not kept.
+# a line's spans depend on its text alone. Only lines found clean are remembered, so no
+# secret is ever kept here; long lines, and lines holding a secret, are judged each time.
 KEPT_LINE_CHARS = 400
-
-
-@lru_cache(maxsize=16384)
-def _kept_line_spans(line: str) -> tuple[tuple[int, int, str], ...]:
-    return _found_line_spans(line)
+KEPT_LINES = 16384
+_CLEAN_LINES: dict[str, None] = {}
 
 
 def _found_line_spans(line: str) -> tuple[tuple[int, int, str], ...]:

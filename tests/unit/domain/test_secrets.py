@@ -195,11 +195,20 @@ def test_search_and_get_redact_and_health_lists_the_note():
 
 @pytest.mark.parametrize("kind,secret,template", SECRETS)
 def test_a_line_is_judged_the_same_when_seen_again_short_or_long(kind, secret, template):
-    # Short lines' spans are kept between calls, long ones judged afresh: both must hide
-    # the secret every time, and a kept line must not leak into another line's verdict.
+    # Short clean lines are remembered between calls, the rest judged afresh: a line must
+    # hide its secret every time, and a remembered line must not leak into another's verdict.
     short = template.format(secret)
     long = "padding words " * 60 + short
     for line in (short, long, short, long):
         (clean,), findings = redact_lines([line])
         assert secret not in clean and [f.kind for f in findings] == [kind]
     assert redact_lines(["the build is green again", short])[1][0].line == 2
+
+
+def test_only_lines_found_clean_are_remembered():
+    # What the redaction remembers between calls must never hold a secret value.
+    from memory.domain import secrets
+    line = "AWS key AKIAIOSFODNN7EXAMPLE for the deploy"
+    redact_lines([line, "the build is green again"])
+    assert line not in secrets._CLEAN_LINES
+    assert "the build is green again" in secrets._CLEAN_LINES
