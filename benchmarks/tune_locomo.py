@@ -8,7 +8,8 @@
 
 `--corpus frozen` runs the frozen benchmark (benchmarks/fixtures: the vault is copied into the
 state folder and indexed on first use, the clock pinned as in its test); `--corpus
-engineering` the engineering notes of benchmarks/fixtures/engineering the same way. `--results DIR`
+engineering` the engineering notes of benchmarks/fixtures/engineering the same way; `--corpus
+own --vault DIR --cases FILE` a root and questions of your own (notes you may not commit). `--results DIR`
 writes every packet of each variant to DIR/VARIANT.jsonl; `--compare DIR` counts the queries
 whose packet differs from the one in DIR/VARIANT.jsonl (another commit's run); the whole
 packet is compared (items with scores, reasons and spans, no_answer, warnings, scope).
@@ -37,6 +38,7 @@ from attrs import evolve, frozen
 from memory.application.evaluation import summarize
 from memory.application.search_config import SearchConfig
 from memory.domain.item_order import LineOrder
+from memory.domain.outcome_sections import OutcomeSections
 from question_shapes import asks_for_many
 from memory.domain.selection import SelectConfig
 from memory.entrypoints.container import build
@@ -109,6 +111,7 @@ def ablations(base: SearchConfig):
         if getattr(rerank, bonus, None):
             yield f"no-{bonus}", tuned(base, rerank={bonus: 0.0})
     yield "no-hop", evolve(base, hop=None)
+    yield "no-outcome", evolve(base, outcome=None)
     yield "no-rescue", tuned(base, fusion=dict(weak_lexical_coverage=0.0))
     yield "no-graph", tuned(base, gather=dict(use_graph=False))
     yield "no-noise-drop", tuned(base, select=dict(min_item_similarity=-1.0))
@@ -121,6 +124,9 @@ def ablations(base: SearchConfig):
 
 def candidates(base: SearchConfig):
     """Rules measured before they become defaults (docs/benchmarks.md, session 6)."""
+    # Session 8: the outcome step over the first 1, 3 or 5 notes.
+    for top in (1, 3, 5):
+        yield f"outcome-{top}", evolve(base, outcome=OutcomeSections(top=top))
     for w in (0.0, 0.5, 1.0):
         yield f"in-period-{w}", tuned(base, rerank=dict(in_period=w))
     # Session 7: list questions spread over notes (MMR over notes), with and without the
@@ -221,7 +227,10 @@ def differing(folder: str, name: str, queries, packets) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--state-dir", required=True)
-    p.add_argument("--corpus", choices=("locomo", "frozen", "engineering"), default="locomo")
+    p.add_argument("--corpus", choices=("locomo", "frozen", "engineering", "own"),
+                   default="locomo")
+    p.add_argument("--vault", help="with --corpus own: a memory root of your own")
+    p.add_argument("--cases", help="with --corpus own: its questions (queries.jsonl format)")
     p.add_argument("--only", help="comma-separated variant names")
     p.add_argument("--results", help="folder for each variant's packets (VARIANT.jsonl)")
     p.add_argument("--compare", help="folder of another run's --results to compare with")
@@ -235,6 +244,10 @@ def main() -> int:
     p.add_argument("--window", type=int, help="chunk window in lines (rebuilds the index)")
     p.add_argument("--overlap", type=int, default=2)
     args = p.parse_args()
+    if args.corpus == "own":
+        if not (args.vault and args.cases):
+            p.error("--corpus own needs --vault DIR and --cases FILE")
+        CORPORA["own"] = (Path(args.vault), Path(args.cases))
     if args.corpus != "locomo":
         app, query_file = fixture_app(args.state_dir, args.corpus)
     else:

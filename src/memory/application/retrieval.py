@@ -88,8 +88,8 @@ class RetrievalEngine:
         return resolve_scope(query, explicit, self._default_repository())
 
     def trace(self, request: SearchRequest) -> SearchTrace:
-        """Gate the query, gather the lists, then fuse, rerank, lift linked notes, judge and
-        select."""
+        """Gate the query, gather the lists, then fuse, rerank, lift linked notes, judge, bring
+        the leading notes' outcome sections up and select."""
         cfg = self._config
         asked = Query.of(request.query, self.scope(request.query, request.filter), self._today())
         gate = cfg.gate.judge(request.query) if cfg.gate is not None else PASS
@@ -108,6 +108,8 @@ class RetrievalEngine:
         why = gate.no_answer_reason or cfg.no_answer.decide(ranked, query, unknown)
         warnings = (*gathered.warnings, *gate.warnings, *((LOW_CONFIDENCE,) if why and ranked
                                                           and gate.no_answer_reason is None else ()))
+        if cfg.outcome is not None:
+            ranked = cfg.outcome.lift(ranked)
         if gate.leads:
             return SearchTrace(gathered=gathered, ranked=tuple(ranked), no_answer_reason=why,
                                chosen=cfg.select.select(gate.leads_among(ranked),

@@ -9,6 +9,7 @@ from memory.domain.fusion import FusionConfig
 from memory.domain.item_order import LineOrder
 from memory.domain.linked_notes import HopConfig
 from memory.domain.no_answer import NoAnswerPolicy
+from memory.domain.outcome_sections import OutcomeSections
 from memory.domain.query_gate import QueryGate
 from memory.domain.ranking import RerankPolicy
 from memory.domain.selection import SelectConfig
@@ -33,12 +34,12 @@ class GatherConfig:
 
 @frozen(kw_only=True)
 class SearchConfig:
-    """Gate, gather, then fuse, rerank, hop, no-answer, select, order, focus, expand (and
-    always redact and bound to the budget).
+    """Gate, gather, then fuse, rerank, hop, no-answer, outcome, select, order, focus,
+    expand (and always redact and bound to the budget).
 
     Defaults are measured on the eval sets (docs/benchmarks.md). A step set to None is
-    skipped (gate, hop, order, focus); any step may be replaced by a value with the same
-    method.
+    skipped (gate, hop, outcome, order, focus); any step may be replaced by a value with the
+    same method.
     """
 
     gate: QueryGate | None = QueryGate()
@@ -47,6 +48,7 @@ class SearchConfig:
     rerank: RerankPolicy = RerankPolicy()
     hop: HopConfig | None = HopConfig()
     no_answer: NoAnswerPolicy = NoAnswerPolicy()
+    outcome: OutcomeSections | None = OutcomeSections()
     select: SelectConfig = SelectConfig()
     order: LineOrder | None = LineOrder()
     focus: LineFocus | None = LineFocus()

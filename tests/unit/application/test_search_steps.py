@@ -100,3 +100,31 @@ def test_interleaved_searches_on_one_engine_keep_their_own_evidence():
     traces = [w.engine.trace(r) for r in ask]
     assert [w.engine.evidence(t) for t in reversed(traces)] == list(reversed(alone))
     assert alone[0][0].citation != alone[1][0].citation
+
+
+def decision_record_world(config: SearchConfig | None = None) -> World:
+    context = "\n".join(f"The failover region for the payment service was discussed in "
+                        f"meeting {n}, with its capacity and latency." for n in range(1, 9))
+    consequences = "\n".join(f"Failover drill {n} of the payment service runs each quarter, "
+                             f"region by region." for n in range(1, 9))
+    docs = [make_doc("Decisions/0004-regions.md",
+                     f"# ADR 4: Data centres\n\n## Context\n\n{context}\n\n## Decision\n\n"
+                     f"Frankfurt is primary; Dublin takes over.\n\n"
+                     f"## Consequences\n\n{consequences}\n", memory_id="adr-4"),
+            make_doc("Runbooks/failover.md",
+                     "# Failover runbook\n\nPage the payment service owner before any "
+                     "region failover.\n", memory_id="runbook")]
+    w = World(docs, config=config)
+    assert w.refresh("full").ok
+    return w
+
+
+def test_the_outcome_step_brings_a_leading_notes_decision_section_into_the_first_items():
+    query = "Which failover region does the payment service use?"
+    request = dict(limit=3)
+    found = decision_record_world().service.search(query, **request).items
+    assert any("Frankfurt is primary" in item.text for item in found)
+    assert "outcome-section" in {r for item in found for r in item.reasons}
+    without = decision_record_world(evolve(SearchConfig(), outcome=None)).service.search(
+        query, **request).items
+    assert not any("Frankfurt is primary" in item.text for item in without)
