@@ -57,7 +57,8 @@ class HealthCheck:
         self._feedback, self._history, self._clock = feedback, history, clock
         self._graph_lag, self._board, self._writes = graph_lag, board, writes
 
-    def health(self, warnings: list[str]) -> Health:
+    def health(self, warnings: list[str], writes_refused: str | None = None) -> Health:
+        """`writes_refused`: why this caller may not write, though the server may."""
         index = self._index_health()
         if index.older_than_sources:
             warnings.append(STALE_INDEX)
@@ -76,7 +77,7 @@ class HealthCheck:
                                     semantic_search=state is EmbedderState.READY),
             last_refresh=self._last_refresh(index.generation),
             feedback_records=self._feedback.count(), self_check=self_check,
-            writes=self._writes,
+            writes=self._writes.refused(writes_refused) if writes_refused else self._writes,
             notes_past_review=self._past_review(), notes_with_secrets=self._secrets(),
             warnings=tuple(warnings))
 

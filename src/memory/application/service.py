@@ -172,8 +172,8 @@ class MemoryService:
         self._feedback.append(asdict(receipt, filter=lambda a, _: a.name != "recorded"))
         return receipt
 
-    def health(self) -> Health:
-        return self._health.health(self._generation()[1])
+    def health(self, writes_refused: str | None = None) -> Health:
+        return self._health.health(self._generation()[1], writes_refused)
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -80,8 +80,8 @@ class SecretNote:
 
 @frozen(kw_only=True)
 class WriteAccess:
-    """Whether memory_write and memory_edit are served, whether each write is committed,
-    and why they are not."""
+    """Whether memory_write and memory_edit are served to the caller, whether each write is
+    committed, and why they are not (the server is read-only, or the caller's token is)."""
 
     enabled: bool
     git_commit: bool = False
@@ -93,6 +93,12 @@ class WriteAccess:
         if read_only:
             return cls(enabled=False, reason=READ_ONLY_SERVER)
         return cls(enabled=True, git_commit=git_commit)
+
+    def refused(self, reason: str) -> WriteAccess:
+        """This access as seen by a caller whose writes the server refuses for `reason`."""
+        if not self.enabled:
+            return self  # the server's own reason comes first: no credential changes it
+        return WriteAccess(enabled=False, reason=reason)
 
 
 @frozen(kw_only=True)

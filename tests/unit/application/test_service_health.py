@@ -1,6 +1,7 @@
 """memory_health says when the graph is behind the index (unhealthy when it still has notes that
 moved or went), and no answer tells a person to run a refresh while one is building the index;
-a reader of a shared index describes that index, not its own root."""
+a reader of a shared index describes that index, not its own root, and a caller refused
+writes sees them off."""
 
 from builders import World, make_doc
 
@@ -127,3 +128,17 @@ def test_a_server_indexing_its_own_root_still_lists_what_changed_since_the_index
     assert health.index.files_changed_since.removed == 1 and health.index.refreshed_by is None
     assert health.last_refresh == w.history.last()
 
+
+def test_a_caller_refused_writes_sees_writes_off_with_the_reason():
+    w = fresh_world()
+    served = WriteAccess.served(read_only=False, git_commit=True)
+    service = MemoryService(
+        engine=w.engine, indexer=w.indexer, source=w.source, lexical=w.chunks,
+        catalogue=w.chunks, index=w.generations, graph=w.graph, graphs=w.graph,
+        embedder=w.embedder, feedback=w.feedback, history=w.history, clock=w.clock,
+        writes=served)
+    assert service.health().writes == served
+    assert service.health("this token may only read").writes == WriteAccess(
+        enabled=False, reason="this token may only read")
+    read_only = WriteAccess.served(read_only=True, git_commit=False)
+    assert read_only.refused("this token may only read") == read_only  # the server's reason
