@@ -15,7 +15,7 @@ from memory.domain.errors import InvalidRequest
 from memory.domain.evidence import EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import FeedbackReceipt
-from memory.domain.health import Health
+from memory.domain.health import SHARED_INDEX, Health
 from memory.domain.reading import Neighbourhood, NoteRead, RelationPath
 from memory.domain.refresh import RefreshReport
 from memory.domain.tokens import READ_ONLY_TOKEN, may_change_memory
@@ -64,9 +64,7 @@ Checked = _returns(Health)
 Receipt = _returns(FeedbackReceipt)
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-READER_REFRESH = ("this server reads a shared index (serve --read-only --store): it is kept "
-                  "current by the indexer next to the notes; run `ai-memory refresh --store "
-                  "URL` there")
+READER_REFRESH = f"memory_refresh does not index here: {SHARED_INDEX}"
 ANNOTATIONS = {
     "memory_search": READ.model_copy(update={"title": "Search memory"}),
     "memory_get": READ.model_copy(update={"title": "Read a note"}),

@@ -216,10 +216,13 @@ async def test_health_text_states_state_problems_secrets_and_warnings(world):
 
 @pytest.mark.anyio
 async def test_a_readers_health_text_says_who_refreshes_its_index_and_why_writes_are_off(world):
-    async with Client(build_server(lambda: world.reader())) as client:
+    async with Client(build_server(lambda: world.reader(), refreshes=False)) as client:
         schema = next(t.output_schema for t in (await client.list_tools()).tools
                       if t.name == "memory_health")
         text, data = await call(client, "memory_health")
+        refused = await client.call_tool("memory_refresh", {})
+    # memory_refresh's refusal and health say the same of who refreshes a reader's index.
+    assert refused.is_error and data["index"]["refreshed_by"] in refused.content[0].text
     jsonschema.Draft202012Validator(schema).validate(data)
     index = data["index"]
     assert index["files_changed_since"] is None and "changed since" not in text
