@@ -206,10 +206,12 @@ class MemoryTools:
         """Check the memory when results look stale, empty or wrong: the index and graph
         generations, notes changed since the index was built, whether the graph is behind the
         index, whether semantic search is available (embedding model ready or still loading),
-        a retrieval self-check, notes past their review date and notes holding secret-shaped
-        text (values never shown). `healthy` is false when there is no index, the index is
-        damaged, the self-check fails or the graph still has notes that moved; `problems`
-        and `warnings` say what to do."""
+        a retrieval self-check, notes past their review date, notes holding secret-shaped
+        text (values never shown) and whether you may write (`writes`, with the reason when
+        not). A server reading a shared index says who refreshes it (`index.refreshed_by`)
+        instead of comparing its own folder. `healthy` is false when there is no index, the
+        index is damaged, the self-check fails or the graph still has notes that moved;
+        `problems` and `warnings` say what to do."""
         refused = _writes_refused()  # read here: the call's credential is this task's
         health = await self._call(lambda s: s.health(refused))
         return answer(health, status_presenters.health_text(health))
