@@ -24,6 +24,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from memory.domain.tokens import READ_ONLY_TOKEN
+
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {},
     "clientInfo": {"name": "auth-test", "version": "0"}}}
@@ -118,7 +120,26 @@ async def test_a_read_token_reads_and_is_refused_every_tool_that_is_not_read_onl
     challenge = raw.headers["www-authenticate"]
     assert 'error="insufficient_scope"' in challenge and "memory:write" in challenge
     assert raw.json()["id"] == 7 and "memory_refresh" in raw.json()["error"]["message"]
+    assert READ_ONLY_TOKEN in raw.json()["error"]["message"]  # as memory_health says it
     assert tokens["reader"] not in raw.text
+
+
+@pytest.mark.anyio
+async def test_health_tells_each_token_whether_it_may_write(token_server, tokens):
+    seen = {}
+    for name in ("reader", "writer"):
+        async with mcp_session(token_server.url,
+                               headers={"Authorization": f"Bearer {tokens[name]}"}) as session:
+            with anyio.fail_after(120):
+                health = await session.call_tool("memory_health", {})
+            assert not health.is_error, health.content
+            seen[name] = health.structured_content["writes"], health.content[0].text
+    assert seen["writer"][0] == {"enabled": True, "git_commit": False}
+    assert "writes: on" in seen["writer"][1]
+    # The reason is the scope guard's own, which refuses this token memory_write.
+    assert seen["reader"][0] == {"enabled": False, "git_commit": False,
+                                 "reason": READ_ONLY_TOKEN}
+    assert f"writes: off ({READ_ONLY_TOKEN})" in seen["reader"][1]
 
 
 @pytest.mark.anyio

@@ -13,6 +13,7 @@ from memory.application.indexer import Indexer
 from memory.application.retrieval import RetrievalEngine, SearchConfig
 from memory.application.service import MemoryService
 from memory.domain.chunking import chunk_lines
+from memory.domain.health import WriteAccess
 from memory.domain.identity import path_identity
 from memory.domain.markdown import extract_links
 from memory.domain.note_scope import scope_from_path
@@ -73,3 +74,14 @@ class World:
 
     def refresh(self, mode: str = "full"):
         return self.service.refresh(mode)
+
+    def reader(self, source: InMemoryNoteSource | None = None) -> MemoryService:
+        """A server reading this world's published index from another root (empty unless
+        given), with a journal of its own: serve --read-only --store on a host without the
+        notes."""
+        return MemoryService(
+            engine=self.engine, indexer=self.indexer, source=source or InMemoryNoteSource(),
+            lexical=self.chunks, catalogue=self.chunks, index=self.generations,
+            graph=self.graph, graphs=self.graph, embedder=self.embedder, feedback=self.feedback,
+            history=InMemoryRefreshHistory(), clock=self.clock,
+            writes=WriteAccess.served(read_only=True, git_commit=False), shared_index=True)

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from memory.domain.health import (ChangedFiles, EmbedderHealth, GraphHealth, Health,
-                                  IndexHealth, SecretNote, SelfCheck, WriteAccess)
+from memory.domain.health import (SHARED_INDEX, ChangedFiles, EmbedderHealth, GraphHealth,
+                                  Health, IndexHealth, SecretNote, SelfCheck, WriteAccess)
 from memory.domain.model_state import EmbedderState
-from memory.domain.refresh import GraphLag, diff_scan
+from memory.domain.refresh import GenerationInfo, GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.domain.secrets import redact_lines, redact_text
 from memory.ports.clock import Clock
@@ -37,7 +37,12 @@ GRAPH_BEHIND = ("{lag}: memory_neighbors and memory_path miss the newest notes a
 
 
 class HealthCheck:
-    """Reads every store's state for memory_health; judges nothing it cannot see."""
+    """Reads every store's state for memory_health; judges nothing it cannot see.
+
+    `shared_index`: the index is another process's (a reader of a shared store), so this
+    server's root, which it never indexes, is not compared with it, and the refresh history
+    is the store's publication time, not this host's journal (the indexer writes that).
+    """
 
     def __init__(self, *, source: NoteSource, lexical: LexicalIndex,
                  catalogue: NoteCatalogue, index: IndexGenerations,
@@ -45,14 +50,15 @@ class HealthCheck:
                  embedder: Embedder, feedback: FeedbackLog, history: RefreshHistory,
                  clock: Clock, graph_lag: Callable[[], GraphLag | None] = lambda: None,
                  board: RefreshProgressBoard | None = None,
-                 writes: WriteAccess = WriteAccess(enabled=False)):
-        self._source, self._index = source, index
+                 writes: WriteAccess = WriteAccess(enabled=False), shared_index: bool = False):
+        self._source, self._index, self._shared = source, index, shared_index
         self._lexical, self._catalogue = lexical, catalogue
         self._graph, self._graphs, self._embedder = graph, graphs, embedder
         self._feedback, self._history, self._clock = feedback, history, clock
         self._graph_lag, self._board, self._writes = graph_lag, board, writes
 
-    def health(self, warnings: list[str]) -> Health:
+    def health(self, warnings: list[str], writes_refused: str | None = None) -> Health:
+        """`writes_refused`: why this caller may not write, though the server may."""
         index = self._index_health()
         if index.older_than_sources:
             warnings.append(STALE_INDEX)
@@ -69,8 +75,9 @@ class HealthCheck:
                                     dimension=self._embedder.dimension, state=state,
                                     failure=self._embedder.failure(),
                                     semantic_search=state is EmbedderState.READY),
-            last_refresh=_plain(self._history.last()),
-            feedback_records=self._feedback.count(), self_check=self_check, writes=self._writes,
+            last_refresh=self._last_refresh(index.generation),
+            feedback_records=self._feedback.count(), self_check=self_check,
+            writes=self._writes.refused(writes_refused) if writes_refused else self._writes,
             notes_past_review=self._past_review(), notes_with_secrets=self._secrets(),
             warnings=tuple(warnings))
 
@@ -81,7 +88,11 @@ class HealthCheck:
         if building is not None:
             problems.append(f"no index generation yet: {building.describe()}")
         elif current is None:
-            problems.append("no index generation: run memory_refresh")
+            problems.append(f"no index generation: "
+                            f"{SHARED_INDEX if self._shared else 'run memory_refresh'}")
+        if self._shared:
+            return IndexHealth(generation=current, problems=tuple(problems),
+                               files_changed_since=None, refreshed_by=SHARED_INDEX)
         scan = self._source.scan()
         diff = diff_scan(current.manifest if current else {}, scan.files)
         newest = max((f.mtime_ns for f in scan.files.values()), default=None)
@@ -105,6 +116,14 @@ class HealthCheck:
             problems.append(GRAPH_MOVED.format(lag=lag.describe()))
         return GraphHealth(generation=current, problems=tuple(problems),
                            behind_index=lag.behind if lag else 0), lag
+
+    def _last_refresh(self, current: GenerationInfo | None) -> dict[str, Any] | None:
+        if not self._shared:
+            return _plain(self._history.last())
+        if current is None:
+            return None
+        return {"time": current.created, "index_generation": current.id,
+                "source": "the store: when its current generation was published"}
 
     def _self_check(self) -> SelfCheck:
         notes = self._catalogue.notes()

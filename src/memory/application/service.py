@@ -23,7 +23,7 @@ from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
-from memory.domain.health import Health, WriteAccess
+from memory.domain.health import NO_SHARED_INDEX, Health, WriteAccess
 from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
@@ -56,7 +56,7 @@ class MemoryService:
                  history: RefreshHistory, clock: Clock,
                  before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
                  board: RefreshProgressBoard | None = None,
-                 writes: WriteAccess = WriteAccess(enabled=False)):
+                 writes: WriteAccess = WriteAccess(enabled=False), shared_index: bool = False):
         self.engine = engine
         self._indexer = indexer
         self._catalogue, self._index = catalogue, index
@@ -64,10 +64,11 @@ class MemoryService:
         self._clock, self._before_search, self._board = clock, before_search, board
         self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
-                                   index=index, graph=graph, graphs=graphs,
-                                   embedder=embedder, feedback=feedback, history=history,
-                                   clock=clock, graph_lag=indexer.graph_lag, board=board,
-                                   writes=writes)
+                                   index=index, graph=graph, graphs=graphs, embedder=embedder,
+                                   feedback=feedback, history=history, clock=clock,
+                                   graph_lag=indexer.graph_lag, board=board, writes=writes,
+                                   shared_index=shared_index)
+        self._no_index = NO_SHARED_INDEX if shared_index else NO_INDEX
 
     def with_search_config(self, config: SearchConfig) -> MemoryService:
         """This service searching under another configuration (benchmarks, ablations)."""
@@ -171,9 +172,8 @@ class MemoryService:
         self._feedback.append(asdict(receipt, filter=lambda a, _: a.name != "recorded"))
         return receipt
 
-    def health(self) -> Health:
-        _, warnings = self._generation()
-        return self._health.health(warnings)
+    def health(self, writes_refused: str | None = None) -> Health:
+        return self._health.health(self._generation()[1], writes_refused)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -201,7 +201,7 @@ class MemoryService:
         if building is not None:
             warnings.append(f"{building.describe()}; nothing can be found until it is done")
         elif index is None:
-            warnings.append(NO_INDEX)
+            warnings.append(self._no_index)
         elif index.model_id and index.model_id != self._embedder.model_id:
             warnings.append(f"the index's vectors come from {index.model_id} and queries are "
                             f"embedded by {self._embedder.model_id}: run memory_refresh to "

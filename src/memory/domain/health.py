@@ -9,6 +9,13 @@ from attrs import frozen
 from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo
 
+# A reader of a shared store (serve --read-only --store) never indexes its own root.
+SHARED_INDEX = ("this server reads a shared index (serve --read-only --store) that another "
+                "process publishes: `ai-memory refresh --root NOTES --store URL`, run where "
+                "the notes are, keeps it current")
+NO_SHARED_INDEX = f"no index yet (nothing can be found): {SHARED_INDEX}"
+READ_ONLY_SERVER = "this server is read-only (serve --read-only): no memory_write or memory_edit"
+
 
 @frozen(kw_only=True)
 class ChangedFiles:
@@ -22,11 +29,15 @@ class ChangedFiles:
 
 @frozen(kw_only=True)
 class IndexHealth:
+    """The served index; `refreshed_by` is set when another process publishes it (a reader
+    of a shared store), whose root is then not compared: this server never indexes it."""
+
     generation: GenerationInfo | None  # None: no index published yet
-    files_changed_since: ChangedFiles
+    files_changed_since: ChangedFiles | None  # None: the root is not what this index is of
     problems: tuple[str, ...] = ()
     newest_source_change: str | None = None  # ISO time of the newest Markdown edit
     older_than_sources: bool = False
+    refreshed_by: str | None = None  # None: this server refreshes it from its root
 
 
 @frozen(kw_only=True)
@@ -69,10 +80,25 @@ class SecretNote:
 
 @frozen(kw_only=True)
 class WriteAccess:
-    """Whether memory_write and memory_edit are served, and whether each write is committed."""
+    """Whether memory_write and memory_edit are served to the caller, whether each write is
+    committed, and why they are not (the server is read-only, or the caller's token is)."""
 
     enabled: bool
     git_commit: bool = False
+    reason: str | None = None  # None while writes are enabled
+
+    @classmethod
+    def served(cls, *, read_only: bool, git_commit: bool) -> WriteAccess:
+        """What a server started with (or without) --read-only serves."""
+        if read_only:
+            return cls(enabled=False, reason=READ_ONLY_SERVER)
+        return cls(enabled=True, git_commit=git_commit)
+
+    def refused(self, reason: str) -> WriteAccess:
+        """This access as seen by a caller whose writes the server refuses for `reason`."""
+        if not self.enabled:
+            return self  # the server's own reason comes first: no credential changes it
+        return WriteAccess(enabled=False, reason=reason)
 
 
 @frozen(kw_only=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Iterable
 from enum import Enum
 
 from attrs import frozen
@@ -14,6 +15,9 @@ from memory.domain.errors import InvalidRequest
 PREFIX = "aim_"  # recognisable in a leaked-secret scan, like ghp_ or xoxb-
 READ_SCOPE = "memory:read"
 WRITE_SCOPE = "memory:write"
+# Why a read token is refused a tool that changes memory (and memory_health says so).
+READ_ONLY_TOKEN = ("this token may only read: `ai-memory token create --scope write` makes one "
+                   "that may")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ID = re.compile(r"^[0-9a-f]{16}$")
 
@@ -35,6 +39,12 @@ class TokenScope(Enum):
     def grants(self) -> tuple[str, ...]:
         """The OAuth-style scopes a request with this token carries (write implies read)."""
         return (READ_SCOPE,) if self is TokenScope.READ else (READ_SCOPE, WRITE_SCOPE)
+
+
+def may_change_memory(scopes: Iterable[str]) -> bool:
+    """Whether a request carrying `scopes` may call the tools that are not read-only
+    (memory_write, memory_edit, memory_refresh, memory_feedback)."""
+    return WRITE_SCOPE in scopes
 
 
 def token_name(raw: str) -> str:

@@ -148,8 +148,9 @@ class UseCases(containers.DeclarativeContainer):
         MemoryService, engine=engine, indexer=indexer, source=source, lexical=lexical,
         catalogue=catalogue, index=index, graph=graph, graphs=graphs, embedder=embedder,
         feedback=feedback, history=history, clock=clock, before_search=before_search,
-        board=progress, writes=providers.Factory(WriteAccess, enabled=config.writes_enabled,
-                                                 git_commit=config.git_commit))
+        board=progress, writes=providers.Factory(WriteAccess.served, read_only=config.read_only,
+                                                 git_commit=config.git_commit),
+        shared_index=config.reads_shared_index)
 
 
 class Application(containers.DeclarativeContainer):
@@ -183,7 +184,8 @@ def build(settings, *, serving: bool = False) -> Application:
         "graph_memory_mb": getattr(settings, "graph_memory_mb", None),
         "graph_timeout_s": getattr(settings, "graph_timeout_s", None),
         "git_commit": getattr(settings, "git_commit", False),
-        "writes_enabled": not getattr(settings, "read_only", False)})
+        "read_only": getattr(settings, "read_only", False),
+        "reads_shared_index": getattr(settings, "reads_shared_index", False)})
     if getattr(settings, "store", None):
         _use_postgres(app.gateways, settings.store)
     if serving:

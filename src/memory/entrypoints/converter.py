@@ -18,6 +18,7 @@ from cattrs import Converter
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.graph import GraphPath
+from memory.domain.health import IndexHealth, WriteAccess
 from memory.domain.refresh import GenerationInfo, RefreshReport, ValidationReport
 
 EXPORTED: dict[type, tuple[str, ...]] = {
@@ -36,6 +37,8 @@ SPARSE: dict[type, tuple[str, ...]] = {
     Explanation: ("identity",),  # only when an identity was asked about
     EvidenceItem: ("cut_lines",),  # only on an item cut to fit the budget
     EvidencePacket: ("leads",),  # only when a question memory cannot answer has some
+    IndexHealth: ("refreshed_by",),  # only on a reader of a shared index
+    WriteAccess: ("reason",),  # only when writes are off
 }
 FLOAT_DIGITS = 6
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio.to_thread
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
@@ -14,9 +15,10 @@ from memory.domain.errors import InvalidRequest
 from memory.domain.evidence import EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import FeedbackReceipt
-from memory.domain.health import Health
+from memory.domain.health import SHARED_INDEX, Health
 from memory.domain.reading import Neighbourhood, NoteRead, RelationPath
 from memory.domain.refresh import RefreshReport
+from memory.domain.tokens import READ_ONLY_TOKEN, may_change_memory
 from memory.entrypoints import note_presenters, presenters, status_presenters
 from memory.entrypoints.converter import to_json
 from memory.entrypoints.mcp_arguments import (Depth, FeedbackNote, FeedbackQuery, Force,
@@ -62,9 +64,7 @@ Checked = _returns(Health)
 Receipt = _returns(FeedbackReceipt)
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-READER_REFRESH = ("this server reads a shared index (serve --read-only --store): it is kept "
-                  "current by the indexer next to the notes; run `ai-memory refresh --store "
-                  "URL` there")
+READER_REFRESH = f"memory_refresh does not index here: {SHARED_INDEX}"
 ANNOTATIONS = {
     "memory_search": READ.model_copy(update={"title": "Search memory"}),
     "memory_get": READ.model_copy(update={"title": "Read a note"}),
@@ -206,11 +206,14 @@ class MemoryTools:
         """Check the memory when results look stale, empty or wrong: the index and graph
         generations, notes changed since the index was built, whether the graph is behind the
         index, whether semantic search is available (embedding model ready or still loading),
-        a retrieval self-check, notes past their review date and notes holding secret-shaped
-        text (values never shown). `healthy` is false when there is no index, the index is
-        damaged, the self-check fails or the graph still has notes that moved; `problems`
-        and `warnings` say what to do."""
-        health = await self._call(lambda s: s.health())
+        a retrieval self-check, notes past their review date, notes holding secret-shaped
+        text (values never shown) and whether you may write (`writes`, with the reason when
+        not). A server reading a shared index says who refreshes it (`index.refreshed_by`)
+        instead of comparing its own folder. `healthy` is false when there is no index, the
+        index is damaged, the self-check fails or the graph still has notes that moved;
+        `problems` and `warnings` say what to do."""
+        refused = _writes_refused()  # read here: the call's credential is this task's
+        health = await self._call(lambda s: s.health(refused))
         return answer(health, status_presenters.health_text(health))
 
     async def memory_feedback(self, query: FeedbackQuery, memory_id: Identity,
@@ -220,6 +223,13 @@ class MemoryTools:
         returned. It appends to a local log used to tune ranking; no note is changed."""
         record = await self._call(lambda s: s.feedback(query, memory_id, relevance, note))
         return answer(record, status_presenters.feedback_text(record))
+
+
+def _writes_refused() -> str | None:
+    """Why the scope guard refuses this call's credential the write tools (None: it does
+    not, or there is no credential: stdio, or HTTP without authentication)."""
+    token = get_access_token()
+    return None if token is None or may_change_memory(token.scopes) else READ_ONLY_TOKEN
 
 
 def description(handler: Callable) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from memory.domain.feedback import FeedbackReceipt
-from memory.domain.health import Health, WriteAccess
+from memory.domain.health import Health, IndexHealth, WriteAccess
 from memory.domain.model_state import described
 from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.entrypoints.presenters import generation_line, warning_lines
 from memory.entrypoints.text_safety import shown
+
+NO_WRITE_TOOLS = "read-only: no memory_write or memory_edit"
 
 
 def refresh_text(report: RefreshReport) -> str:
@@ -36,14 +38,9 @@ def _generation(info: GenerationInfo | None, counts: str) -> str:
 
 def health_text(h: Health) -> str:
     idx, graph, emb = h.index, h.graph, h.embedder
-    changed = idx.files_changed_since
-    index = idx.generation
     out = [
         f"{'healthy' if h.healthy else 'UNHEALTHY'}: {shown(h.root)}",
-        "index: " + _generation(index, index and f"{index.notes} notes, {index.chunks} chunks, "
-                                               f"{index.vectors} vectors")
-        + f"; changed since: +{changed.added} ~{changed.modified} -{changed.removed}"
-        + ("; older than the newest note edit" if idx.older_than_sources else ""),
+        *_index_lines(idx),
         "graph: " + _generation(graph.generation, graph.generation and
                                 f"{graph.generation.nodes} nodes, {graph.generation.edges} edges")
         + (f"; behind the index by {graph.behind_index} notes" if graph.behind_index else ""),
@@ -61,9 +58,21 @@ def health_text(h: Health) -> str:
     return "\n".join(out)
 
 
+def _index_lines(idx: IndexHealth) -> list[str]:
+    index, changed = idx.generation, idx.files_changed_since
+    line = "index: " + _generation(index, index and f"{index.notes} notes, {index.chunks} "
+                                                    f"chunks, {index.vectors} vectors")
+    if idx.refreshed_by is not None:  # a reader: its root is not what the index is of
+        published = f"; published {index.created}" if index else ""
+        return [line + published, f"refreshed elsewhere: {shown(idx.refreshed_by)}"]
+    if changed is not None:
+        line += f"; changed since: +{changed.added} ~{changed.modified} -{changed.removed}"
+    return [line + ("; older than the newest note edit" if idx.older_than_sources else "")]
+
+
 def _writes(writes: WriteAccess) -> str:
     if not writes.enabled:
-        return "writes: off (read-only: no memory_write or memory_edit)"
+        return f"writes: off ({shown(writes.reason or NO_WRITE_TOOLS)})"
     return "writes: on (memory_write, memory_edit)" + (
         "; each one committed to the root's git work tree" if writes.git_commit else "")
 

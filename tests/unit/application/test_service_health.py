@@ -1,10 +1,13 @@
 """memory_health says when the graph is behind the index (unhealthy when it still has notes that
-moved or went), and no answer tells a person to run a refresh while one is building the index."""
+moved or went), and no answer tells a person to run a refresh while one is building the index;
+a reader of a shared index describes that index, not its own root, and a caller refused
+writes sees them off."""
 
 from builders import World, make_doc
 
-from memory.adapters.inmemory import InMemoryRefreshProgress
+from memory.adapters.inmemory import InMemoryNoteSource, InMemoryRefreshProgress
 from memory.application.service import MemoryService
+from memory.domain.health import READ_ONLY_SERVER, WriteAccess
 from memory.domain.refresh import BuildProgress
 
 
@@ -88,3 +91,54 @@ def test_without_a_build_running_the_missing_index_still_says_what_to_do():
     w = World(docs())
     service = building_service(w, InMemoryRefreshProgress())
     assert any("run memory_refresh" in p for p in service.health().index.problems)
+
+
+def test_a_reader_of_a_shared_index_does_not_diff_a_root_it_never_indexes():
+    w = fresh_world()
+    unrelated = InMemoryNoteSource([make_doc("Scratch/todo.md", "# Todo\n\nBuy milk.")])
+    published = w.generations.current()
+    for root in (InMemoryNoteSource(), unrelated):  # empty, or holding other notes
+        health = w.reader(root).health()
+        assert health.healthy, health
+        assert health.index.generation.id == published.id
+        assert health.index.files_changed_since is None
+        assert not health.index.older_than_sources and health.index.newest_source_change is None
+        assert "another process" in health.index.refreshed_by
+        assert "ai-memory refresh --root NOTES --store URL" in health.index.refreshed_by
+        assert health.last_refresh == {
+            "time": published.created, "index_generation": published.id,
+            "source": "the store: when its current generation was published"}
+        assert not any("run memory_refresh" in x for x in (*health.warnings,
+                                                           *health.index.problems))
+        assert health.writes == WriteAccess(enabled=False, reason=READ_ONLY_SERVER)
+
+
+def test_a_reader_with_nothing_published_names_the_indexer_not_memory_refresh():
+    w = World(docs())
+    health = w.reader().health()
+    assert not health.healthy and health.last_refresh is None
+    assert any("ai-memory refresh --root NOTES --store URL" in p for p in health.index.problems)
+    assert not any("run memory_refresh" in x for x in (*health.warnings, *health.index.problems))
+
+
+def test_a_server_indexing_its_own_root_still_lists_what_changed_since_the_index():
+    w = fresh_world()
+    w.source.delete("Repos/api/Notes/Timeouts.md")
+    health = w.service.health()
+    assert health.index.files_changed_since.removed == 1 and health.index.refreshed_by is None
+    assert health.last_refresh == w.history.last()
+
+
+def test_a_caller_refused_writes_sees_writes_off_with_the_reason():
+    w = fresh_world()
+    served = WriteAccess.served(read_only=False, git_commit=True)
+    service = MemoryService(
+        engine=w.engine, indexer=w.indexer, source=w.source, lexical=w.chunks,
+        catalogue=w.chunks, index=w.generations, graph=w.graph, graphs=w.graph,
+        embedder=w.embedder, feedback=w.feedback, history=w.history, clock=w.clock,
+        writes=served)
+    assert service.health().writes == served
+    assert service.health("this token may only read").writes == WriteAccess(
+        enabled=False, reason="this token may only read")
+    read_only = WriteAccess.served(read_only=True, git_commit=False)
+    assert read_only.refused("this token may only read") == read_only  # the server's reason

@@ -4,7 +4,7 @@ import pytest
 
 from memory.domain.errors import InvalidRequest
 from memory.domain.tokens import (READ_SCOPE, WRITE_SCOPE, ApiToken, TokenScope, bearer_value,
-                                  split_bearer)
+                                  may_change_memory, split_bearer)
 
 SALT = bytes(range(16))
 
@@ -30,6 +30,11 @@ def test_the_same_secret_under_another_salt_gives_another_digest():
 def test_write_implies_read():
     assert TokenScope.READ.grants == (READ_SCOPE,)
     assert TokenScope.WRITE.grants == (READ_SCOPE, WRITE_SCOPE)
+
+
+def test_only_a_write_scope_may_change_memory():
+    assert may_change_memory(TokenScope.WRITE.grants)
+    assert not may_change_memory(TokenScope.READ.grants) and not may_change_memory([])
 
 
 def test_a_bearer_value_round_trips_and_foreign_values_are_not_ours():

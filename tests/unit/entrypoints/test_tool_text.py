@@ -215,6 +215,26 @@ async def test_health_text_states_state_problems_secrets_and_warnings(world):
 
 
 @pytest.mark.anyio
+async def test_a_readers_health_text_says_who_refreshes_its_index_and_why_writes_are_off(world):
+    async with Client(build_server(lambda: world.reader(), refreshes=False)) as client:
+        schema = next(t.output_schema for t in (await client.list_tools()).tools
+                      if t.name == "memory_health")
+        text, data = await call(client, "memory_health")
+        refused = await client.call_tool("memory_refresh", {})
+    # memory_refresh's refusal and health say the same of who refreshes a reader's index.
+    assert refused.is_error and data["index"]["refreshed_by"] in refused.content[0].text
+    jsonschema.Draft202012Validator(schema).validate(data)
+    index = data["index"]
+    assert index["files_changed_since"] is None and "changed since" not in text
+    assert one(text, "index") == (f"{index['generation']['id']} ({index['generation']['notes']} "
+                                  f"notes, {index['generation']['chunks']} chunks, "
+                                  f"{index['generation']['vectors']} vectors); published "
+                                  f"{index['generation']['created']}")
+    assert one(text, "refreshed elsewhere") == index["refreshed_by"]
+    assert one(text, "writes") == f"off ({data['writes']['reason']})"
+
+
+@pytest.mark.anyio
 async def test_feedback_text_states_what_was_recorded(world):
     async with Client(build_server(lambda: world.service)) as client:
         text, data = await call(client, "memory_feedback", query="retry policy",

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE
+from memory.domain.tokens import READ_ONLY_TOKEN, READ_SCOPE, WRITE_SCOPE, may_change_memory
 from memory.entrypoints.http.config import HttpConfig
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -99,7 +99,7 @@ class McpRequestGate:
             return await _refuse(send, 413, f"request body over {self._max_body} bytes")
         calls = _tool_calls(body)
         for request_id, tool in calls:
-            if WRITE_SCOPE not in user.scopes and await self._read_only(tool) is False:
+            if not may_change_memory(user.scopes) and await self._read_only(tool) is False:
                 return await self._insufficient_scope(send, request_id, tool)
         principal = principal_components(user.access_token)
         if self._in_flight[principal] >= self._max_in_flight:
@@ -117,8 +117,8 @@ class McpRequestGate:
 
     async def _insufficient_scope(self, send: Send, request_id, tool: str) -> None:
         needed = f"{READ_SCOPE} {WRITE_SCOPE}"
-        message = (f"forbidden: {tool} changes memory and needs scope {WRITE_SCOPE}; this token "
-                   "may only read (ai-memory token create --scope write makes one that may)")
+        message = (f"forbidden: {tool} changes memory and needs scope {WRITE_SCOPE}; "
+                   f"{READ_ONLY_TOKEN}")
         challenge = (f'Bearer error="insufficient_scope", scope="{needed}", '
                      f'error_description="{tool} needs {WRITE_SCOPE}"')
         if self._metadata:
