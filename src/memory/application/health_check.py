@@ -6,8 +6,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from memory.domain.health import (SHARED_INDEX, ChangedFiles, EmbedderHealth, GraphHealth,
-                                  Health, IndexHealth, SecretNote, SelfCheck, WriteAccess)
+from memory.domain.health import (SHARED_FULL_REFRESH, SHARED_INDEX, ChangedFiles,
+                                  EmbedderHealth, GraphHealth, Health, IndexHealth, SecretNote,
+                                  SelfCheck, WriteAccess)
 from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo, GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
@@ -28,12 +29,14 @@ STALE_INDEX = ("the index is older than the newest Markdown change: run memory_r
 # Notes gone from where the graph has them: its answers name files that are not there.
 GRAPH_MOVED = ("{lag}: the graph still has notes that moved or were removed, so "
                "memory_neighbors and memory_path can answer with paths that no longer exist; "
-               "run memory_refresh with mode 'full' (a running `ai-memory serve` rebuilds it "
-               "by itself once edits pause)")
+               "{rebuild}")
+REBUILD_MOVED = ("run memory_refresh with mode 'full' (a running `ai-memory serve` rebuilds it "
+                 "by itself once edits pause)")
 # Notes only added or edited: what the graph answers is still there, only incomplete.
 GRAPH_BEHIND = ("{lag}: memory_neighbors and memory_path miss the newest notes and links "
-                "until memory_refresh runs with mode 'full' (a running `ai-memory serve` "
-                "rebuilds it by itself when notes come or go)")
+                "until {rebuild}")
+REBUILD_BEHIND = ("memory_refresh runs with mode 'full' (a running `ai-memory serve` "
+                  "rebuilds it by itself when notes come or go)")
 
 
 class HealthCheck:
@@ -64,7 +67,9 @@ class HealthCheck:
             warnings.append(STALE_INDEX)
         graph, lag = self._graph_health()
         if lag is not None and not lag.removed:
-            warnings.append(GRAPH_BEHIND.format(lag=lag.describe()))
+            warnings.append(GRAPH_BEHIND.format(lag=lag.describe(), rebuild=(
+                f"the shared graph is rebuilt: {SHARED_FULL_REFRESH}" if self._shared
+                else REBUILD_BEHIND)))
         state = self._embedder.state()
         self_check = self._self_check()
         return Health(
@@ -113,7 +118,8 @@ class HealthCheck:
         lag = self._graph_lag() if current is not None else None
         lag = lag if lag is not None and lag.behind else None
         if lag is not None and lag.removed:  # moved notes are removed at their old path
-            problems.append(GRAPH_MOVED.format(lag=lag.describe()))
+            problems.append(GRAPH_MOVED.format(lag=lag.describe(), rebuild=(
+                SHARED_FULL_REFRESH if self._shared else REBUILD_MOVED)))
         return GraphHealth(generation=current, problems=tuple(problems),
                            behind_index=lag.behind if lag else 0), lag
 

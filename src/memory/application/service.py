@@ -23,7 +23,7 @@ from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
-from memory.domain.health import NO_SHARED_INDEX, Health, WriteAccess
+from memory.domain.health import NO_SHARED_INDEX, Health, WriteAccess, refresh_advice
 from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
@@ -68,7 +68,7 @@ class MemoryService:
                                    feedback=feedback, history=history, clock=clock,
                                    graph_lag=indexer.graph_lag, board=board, writes=writes,
                                    shared_index=shared_index)
-        self._no_index = NO_SHARED_INDEX if shared_index else NO_INDEX
+        self._no_index, self._shared = NO_SHARED_INDEX if shared_index else NO_INDEX, shared_index
 
     def with_search_config(self, config: SearchConfig) -> MemoryService:
         """This service searching under another configuration (benchmarks, ablations)."""
@@ -204,8 +204,8 @@ class MemoryService:
             warnings.append(self._no_index)
         elif index.model_id and index.model_id != self._embedder.model_id:
             warnings.append(f"the index's vectors come from {index.model_id} and queries are "
-                            f"embedded by {self._embedder.model_id}: run memory_refresh to "
-                            "re-embed (semantic ranks are approximate until then)")
+                            f"embedded by {self._embedder.model_id}: {refresh_advice(self._shared)}"
+                            " to re-embed (semantic ranks are approximate until then)")
         graph = self._graph.current() if self._graph else None
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings
@@ -246,5 +246,5 @@ class MemoryService:
 
     def _require_graph(self) -> GraphProvider:
         if self._graph is None or self._graph.current() is None:
-            raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
+            raise Unavailable(f"no graph yet: {refresh_advice(self._shared, True)} to build it")
         return self._graph

@@ -14,6 +14,19 @@ SHARED_INDEX = ("this server reads a shared index (serve --read-only --store) th
                 "process publishes: `ai-memory refresh --root NOTES --store URL`, run where "
                 "the notes are, keeps it current")
 NO_SHARED_INDEX = f"no index yet (nothing can be found): {SHARED_INDEX}"
+# What a reader's messages tell it to do where a server of its own root says "run
+# memory_refresh": only the indexer's refresh, where the notes are, changes a shared index.
+SHARED_REFRESH = ("ask for `ai-memory refresh --root NOTES --store URL` where the notes are "
+                  "(this server reads a shared index it never refreshes)")
+SHARED_FULL_REFRESH = SHARED_REFRESH.replace("refresh --root", "refresh --mode full --root")
+
+
+def refresh_advice(shared: bool, full: bool = False) -> str:
+    """The step a message asks for to refresh: this server's memory_refresh, or on a reader
+    of a shared index the indexer's command."""
+    if shared:
+        return SHARED_FULL_REFRESH if full else SHARED_REFRESH
+    return "run memory_refresh with mode 'full'" if full else "run memory_refresh"
 READ_ONLY_SERVER = "this server is read-only (serve --read-only): no memory_write or memory_edit"
 
 

@@ -3,10 +3,12 @@ moved or went), and no answer tells a person to run a refresh while one is build
 a reader of a shared index describes that index, not its own root, and a caller refused
 writes sees them off."""
 
+import pytest
 from builders import World, make_doc
 
 from memory.adapters.inmemory import InMemoryNoteSource, InMemoryRefreshProgress
 from memory.application.service import MemoryService
+from memory.domain.errors import Unavailable
 from memory.domain.health import READ_ONLY_SERVER, WriteAccess
 from memory.domain.refresh import BuildProgress
 
@@ -142,3 +144,30 @@ def test_a_caller_refused_writes_sees_writes_off_with_the_reason():
         enabled=False, reason="this token may only read")
     read_only = WriteAccess.served(read_only=True, git_commit=False)
     assert read_only.refused("this token may only read") == read_only  # the server's reason
+
+
+def test_a_reader_is_never_told_to_run_memory_refresh_it_refuses():
+    """No graph yet, or the graph behind the index: the reader names the indexer's command."""
+    w = World(docs())
+    assert w.refresh("index").ok  # an index but no graph
+    with pytest.raises(Unavailable) as missing:
+        w.reader().neighbors("Repos/api/Notes/Retry.md")
+    assert "ai-memory refresh --mode full --root NOTES --store URL" in str(missing.value)
+    assert "run memory_refresh" not in str(missing.value)
+    with pytest.raises(Unavailable) as local:
+        w.service.neighbors("Repos/api/Notes/Retry.md")
+    assert "run memory_refresh with mode 'full'" in str(local.value)
+
+
+def test_a_readers_graph_behind_the_index_names_the_indexers_full_refresh():
+    w = fresh_world()
+    w.source.put(make_doc("Repos/api/Notes/New.md", "# New\n\nA new note on queues.",
+                          memory_id="new"))
+    w.source.delete("Repos/api/Notes/Timeouts.md")
+    assert w.service.refresh("index").ok  # the shared index follows; its graph does not
+    health = w.reader().health()
+    said = (*health.warnings, *health.graph.problems)
+    assert any("moved or were removed" in x for x in said)
+    assert all("ai-memory refresh --mode full --root NOTES --store URL" in x
+               for x in said if "graph behind" in x)
+    assert not any("memory_refresh" in x or "ai-memory serve" in x for x in said)
