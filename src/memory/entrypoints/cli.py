@@ -18,23 +18,15 @@ from collections.abc import Sequence
 from contextlib import suppress
 
 from memory import __version__
-from memory.domain.cancellation import Cancelled
-from memory.domain.capture_errors import (DuplicateKnowledge, EditConflict, SecretInNote,
-                                          SupersedeIncomplete, WriteBusy)
-from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.domain.errors import AiMemoryError, InvalidRequest
 from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
                                 status_presenters)
+from memory.entrypoints.error_kinds import kind_of
 from memory.entrypoints.settings import Settings
 from memory.entrypoints.wording import cli_words, in_cli_words
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 # (kind, exit code) of each error ai-memory raises on purpose, most specific first.
-ERRORS = ((EditConflict, "conflict", 5), (DuplicateKnowledge, "duplicate", 2),
-          (SecretInNote, "secret refused", 2), (WriteBusy, "busy", 4),
-          (SupersedeIncomplete, "incomplete", 1),
-          (InvalidRequest, "invalid request", 2), (NotFound, "not found", 3),
-          (RefreshBusy, "busy", 4), (Unavailable, "unavailable", 1), (Cancelled, "cancelled", 1),
-          (AiMemoryError, "error", 1), (OSError, "error", 1))
 
 
 class UsageError(Exception):
@@ -237,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (AiMemoryError, OSError) as exc:  # OSError: a file could not be read or written
-        kind, code = next((k, c) for t, k, c in ERRORS if isinstance(exc, t))
+        kind, code = kind_of(exc)
         return _failed(as_json, kind, cli_words(str(exc)), code)
 
 

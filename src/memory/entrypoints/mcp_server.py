@@ -24,10 +24,8 @@ from mcp_types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import ValidationError
 
 from memory import __version__
-from memory.domain.cancellation import Cancelled
-from memory.domain.capture_errors import (DuplicateKnowledge, EditConflict, SecretInNote,
-                                          SupersedeIncomplete, WriteBusy)
-from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy, Unavailable
+from memory.domain.errors import AiMemoryError
+from memory.entrypoints.error_kinds import kind_of
 from memory.entrypoints.mcp_capture_tools import register_capture_tools
 from memory.entrypoints.mcp_prompts import register_prompts
 from memory.entrypoints.mcp_resources import register_resources
@@ -70,10 +68,6 @@ WRITE_INSTRUCTIONS = """
   indexed before they return. On `conflict:` read the note again and redo the edit; on
   `duplicate:` edit the note named instead."""
 
-_KINDS = ((EditConflict, "conflict"), (DuplicateKnowledge, "duplicate"),
-          (SecretInNote, "secret refused"), (SupersedeIncomplete, "incomplete"),
-          (WriteBusy, "busy"), (InvalidRequest, "invalid request"), (NotFound, "not found"),
-          (RefreshBusy, "busy"), (Unavailable, "unavailable"), (Cancelled, "cancelled"))
 
 
 class AiMemoryServer(MCPServer):
@@ -104,7 +98,7 @@ def tool_error(name: str, exc: ToolError) -> CallToolResult:
     if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
         message = f"invalid arguments for {name}: {_validation_summary(cause)}"
     elif isinstance(cause, AiMemoryError):
-        kind = next((k for t, k in _KINDS if isinstance(cause, t)), "error")
+        kind, _ = kind_of(cause)
         message = f"{kind}: {cause}"
     elif isinstance(exc, UnexpectedToolError) and cause is not None:
         log.error("tool %s failed unexpectedly", name, exc_info=cause)
