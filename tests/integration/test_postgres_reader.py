@@ -83,3 +83,27 @@ def test_read_only_without_a_store_indexes_its_own_root_and_health_compares_it(t
     assert health.index.refreshed_by is None
     assert health.index.files_changed_since.added == 1
     assert health.last_refresh["index_generation"] == health.index.generation.id
+
+
+def test_another_root_with_a_fraction_of_the_notes_does_not_replace_the_shared_index(
+        tmp_path, test_postgres):
+    """A teammate's `refresh --store` (or a server started without --read-only) from a root
+    holding a fraction of the team's notes keeps the shared index unless forced."""
+    url = test_postgres.fresh()
+    team = tmp_path / "team-notes"
+    for i in range(24):
+        (team / "Decisions").mkdir(parents=True, exist_ok=True)
+        (team / "Decisions" / f"d{i}.md").write_text(f"# D{i}\n\nDecision {i} on topic{i}.\n",
+                                                     encoding="utf-8")
+    indexer = build(Settings.resolve(str(team), state_dir=str(tmp_path / "team-state"),
+                                     watch=False, store=url))
+    published = indexer.use_cases.service().refresh("index").stage("index").generation
+    mine = tmp_path / "my-notes"
+    (mine / "Scratch").mkdir(parents=True)
+    (mine / "Scratch" / "todo.md").write_text("# Todo\n\nMy own list.\n", encoding="utf-8")
+    teammate = build(Settings.resolve(str(mine), state_dir=str(tmp_path / "my-state"),
+                                      watch=False, store=url)).use_cases.service()
+    stage = teammate.refresh("full").stage("index")
+    assert stage.outcome == "kept-last-good" and "the index held 24" in stage.reason
+    assert teammate.search("topic7").items[0].path == "Decisions/d7.md"
+    assert indexer.gateways.index().current().id == published

@@ -199,7 +199,8 @@ class Indexer:
                           run.cancel)
         embedded, reused = self._add_all(claims, edits.docs, scan.files, plan.semantic, run)
         validation = validate_index(stage, stage.manifest(), plan, self._embedder,
-                                    list(claims.staged.values()), current)
+                                    list(claims.staged.values()), current,
+                                    self.policy.max_index_shrink)
         if not validation.ok:
             stage.discard()
             return StageReport(stage="index", outcome="kept-last-good", generation=previous,

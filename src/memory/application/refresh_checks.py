@@ -15,9 +15,10 @@ from memory.ports.index_generations import IndexStage
 
 def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], plan: RefreshPlan,
                    embedder: Embedder, added: Sequence[NoteDocument],
-                   current: GenerationInfo | None) -> ValidationReport:
+                   current: GenerationInfo | None, max_shrink: float = 0.5) -> ValidationReport:
     """Integrity, counts against the manifest, every note present, vectors, a self-query,
-    and no index emptied by a root that holds no notes unless forced."""
+    and, unless forced, no index emptied by a root that holds no notes nor shrunk by more
+    than `max_shrink` of its notes."""
     facts, semantic = stage.facts(), plan.semantic
     checks = [
         Check(name="integrity", ok=facts.integrity == "ok", detail=facts.integrity),
@@ -34,6 +35,7 @@ def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], pla
                             detail=f"{facts.dimension} (model {embedder.dimension})"))
     checks.append(_self_query(stage, semantic, embedder, added))
     checks.append(_not_emptied(facts.notes, current, plan.forced))
+    checks.append(_not_shrunk(facts.notes, current, plan.forced, max_shrink))
     return ValidationReport(checks=tuple(checks))
 
 
@@ -47,6 +49,26 @@ def _not_emptied(notes: int, current: GenerationInfo | None, forced: bool) -> Ch
                  detail=f"{notes} notes (the index held {held})" if ok else
                  f"the root holds no notes and the index held {held}: check the root "
                  f"(force publishes an empty index)")
+
+
+# Fewer lost notes than this are never judged a shrink: small roots lose most of their notes
+# to ordinary edits (three notes, two deleted).
+MIN_SHRINK_NOTES = 10
+
+
+def _not_shrunk(notes: int, current: GenerationInfo | None, forced: bool,
+                max_shrink: float) -> Check:
+    # The graph stage's rule for the index: a root that lost most of its notes at once is a
+    # folder not mounted or checked out, a wrong --root, another person's root over a
+    # shared store, more often than a deliberate mass deletion (force publishes that).
+    held = current.notes if current is not None else 0
+    ok = (forced or notes == 0 or held - notes < MIN_SHRINK_NOTES
+          or notes >= held * (1 - max_shrink))
+    return Check(name="shrink", ok=ok,
+                 detail=f"{notes} notes (the index held {held})" if ok else
+                 f"the root holds {notes} notes and the index held {held}: more than "
+                 f"{max_shrink:.0%} would go at once; check the root (a folder not mounted, "
+                 f"a wrong --root), or force publishes it")
 
 
 def _self_query(stage: IndexStage, semantic: bool, embedder: Embedder,

@@ -22,6 +22,7 @@ class RefreshPolicy:
     grace_seconds: float = 60.0
     lock_timeout_s: float = 120.0
     max_graph_shrink: float = 0.5  # a graph losing more than half its notes needs force
+    max_index_shrink: float = 0.5  # and an index (once at least 10 notes would go)
     embed_batch: int = 256  # chunks added (and progress reported) per step
     embed_call: int = 64  # chunks per embedding call: the longest a cancel waits
 

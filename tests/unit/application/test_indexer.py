@@ -377,3 +377,43 @@ def test_a_root_emptied_of_notes_keeps_the_index_until_forced():
     forced = w.service.refresh("index", force=True).stage("index")
     assert forced.outcome == "published" and forced.removed == 5
     assert w.service.search("topic3").items == ()
+
+
+def many(n: int):
+    return [make_doc(f"Decisions/M{i}.md", f"# M{i}\n\nDecision {i} about subject{i}.\n")
+            for i in range(n)]
+
+
+def test_a_root_that_lost_most_of_its_notes_at_once_keeps_the_index_until_forced():
+    w = World(many(30))
+    good = w.refresh("index").stage("index").generation
+    for i in range(16):  # a folder not mounted: 16 of 30 gone, 14 left
+        w.source.delete(f"Decisions/M{i}.md")
+    kept = w.refresh("index").stage("index")
+    assert kept.outcome == "kept-last-good" and "shrink" in kept.reason
+    assert "the root holds 14 notes and the index held 30" in kept.reason
+    assert w.generations.current().id == good
+    assert w.service.search("subject3").items[0].path == "Decisions/M3.md"
+    assert w.refresh("full").stage("index").outcome == "kept-last-good"  # a rebuild too
+    forced = w.service.refresh("index", force=True).stage("index")
+    assert forced.outcome == "published" and forced.removed == 16
+
+
+def test_losing_fewer_notes_or_moving_them_is_an_ordinary_refresh():
+    w = World(many(30))
+    assert w.refresh("index").ok
+    for i in range(14):  # under half
+        w.source.delete(f"Decisions/M{i}.md")
+    assert w.refresh("index").stage("index").outcome == "published"
+    small = World(docs())
+    assert small.refresh("index").ok
+    for i in range(4):  # most of a small root: fewer than ten notes
+        small.source.delete(f"Decisions/D{i}.md")
+    assert small.refresh("index").stage("index").outcome == "published"
+    moved = World(many(30))
+    assert moved.refresh("index").ok
+    for i in range(30):  # every note to another folder: as many notes as before
+        doc = moved.source.load(f"Decisions/M{i}.md")
+        moved.source.delete(f"Decisions/M{i}.md")
+        moved.source.put(make_doc(f"Archive/M{i}.md", "\n".join(doc.lines)))
+    assert moved.refresh("index").stage("index").outcome == "published"
