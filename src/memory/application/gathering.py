@@ -16,7 +16,7 @@ from memory.domain.graph import Neighbor
 from memory.domain.linked_notes import HopConfig, Link, ParentLinks
 from memory.domain.model_state import EmbedderState, described
 from memory.domain.no_answer import mentioned_by
-from memory.domain.notes import Note
+from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.ports.embedder import Embedder
 from memory.ports.errors import StoreError, Unavailable
@@ -72,6 +72,10 @@ class StoreGatherer:
             out.append(ParentLinks(parent=parent, lines=tuple(self._catalogue.lines(parent)),
                                    links=tuple(links)))
         return tuple(out)
+
+    def chunks(self, memory_ids: Iterable[str]) -> dict[str, tuple[Chunk, ...]]:
+        """Every chunk of each note, in note order."""
+        return {m: tuple(self._catalogue.chunks_of(m)) for m in memory_ids}
 
     def still_unknown(self, names: Sequence[str], query: Query) -> tuple[str, ...]:
         """Of query names no candidate mentions, those nothing in scope mentions either,

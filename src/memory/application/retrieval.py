@@ -109,7 +109,7 @@ class RetrievalEngine:
         warnings = (*gathered.warnings, *gate.warnings, *((LOW_CONFIDENCE,) if why and ranked
                                                           and gate.no_answer_reason is None else ()))
         if cfg.outcome is not None:
-            ranked = cfg.outcome.lift(ranked)
+            ranked = cfg.outcome.lift(ranked, self._gather.chunks(cfg.outcome.leading(ranked)))
         if gate.leads:
             return SearchTrace(gathered=gathered, ranked=tuple(ranked), no_answer_reason=why,
                                chosen=cfg.select.select(gate.leads_among(ranked),

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from attrs import field, frozen
 
 from memory.domain.candidates import Candidate
+from memory.domain.notes import Chunk
 
 # First words of a heading whose section states what was decided, found or done. Decision
 # records (Decision, Decision Outcome), runbooks and post-mortems (Resolution, Fix,
@@ -21,8 +22,10 @@ _WORD = re.compile(r"[^\W\d_]+(?:;[^\W\d_]+)?")
 
 @frozen(kw_only=True)
 class OutcomeSections:
-    """Moves a candidate under an outcome heading to just after its note's best candidate,
-    at that candidate's score, for the first `top` notes of the ranking.
+    """Moves one candidate under an outcome heading to just after its note's best candidate,
+    at that candidate's score, for each of the first `top` notes of the ranking whose best
+    candidate is not an outcome section already: the best-ranked such candidate, else the
+    note's first outcome chunk.
 
     The short section that names a decision shares few words with the question, while the
     long sections around it (context, consequences) share many, so it ranks below them and
@@ -46,26 +49,44 @@ class OutcomeSections:
         found = _WORD.findall(last.lower())
         return 0 < len(found) <= self.max_heading_words and found[0] in self.words
 
-    def lift(self, ranked: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    def leading(self, ranked: Sequence[Candidate]) -> tuple[str, ...]:
+        """The memory_ids of the first `top` notes of the ranking."""
+        return tuple(dict.fromkeys(c.note.memory_id for c in ranked[:self.window]))[:self.top]
+
+    def lift(self, ranked: Sequence[Candidate],
+             sections: Mapping[str, Sequence[Chunk]] | None = None) -> tuple[Candidate, ...]:
+        """`sections`: the leading notes' chunks, so an outcome section no provider list
+        returned (it shares no word with the question, and in a big root its vector is not
+        among the nearest) still follows its note's best candidate."""
         head, rest = list(ranked[:self.window]), ranked[self.window:]
         best: dict[str, Candidate] = {}
         for c in head:
             best.setdefault(c.note.memory_id, c)
-        leading = set(list(best)[:self.top])
-        moved: dict[str, list[Candidate]] = {}
+        # A note whose best match is its outcome section already leads with it.
+        leading = {n for n in list(best)[:self.top]
+                   if not self.states_outcome(best[n].chunk.heading)}
+        # One section per note: a Decision section of several chunks must not push the
+        # other notes out of the first items.
+        moved: dict[str, Candidate] = {}
         for c in head:
             note = c.note.memory_id
-            if note in leading and c is not best[note] and self.states_outcome(c.chunk.heading):
-                moved.setdefault(note, []).append(c)
+            if note in leading and note not in moved and self.states_outcome(c.chunk.heading):
+                moved[note] = c  # the best-ranked of the note's outcome chunks
+        known = {c.chunk.chunk_id for c in ranked}
+        for note, chunks in (sections or {}).items():
+            first = next((ch for ch in chunks if self.states_outcome(ch.heading)), None)
+            if note in leading and note not in moved and first is not None \
+                    and first.chunk_id not in known:
+                moved[note] = Candidate(chunk=first, note=best[note].note)
         if not moved:
             return tuple(ranked)
-        lifted = {id(c) for group in moved.values() for c in group}
+        lifted = {id(m) for m in moved.values()}
         out: list[Candidate] = []
         for c in head:
             if id(c) in lifted:
                 continue
             out.append(c)
-            if c is best[c.note.memory_id]:
-                out += [m.with_bonus(c.score - m.score, "outcome-section")
-                        for m in moved.get(c.note.memory_id, ())]
+            m = moved.get(c.note.memory_id)
+            if m is not None and c is best[c.note.memory_id]:
+                out.append(m.with_bonus(c.score - m.score, "outcome-section"))
         return (*out, *rest)

@@ -128,3 +128,16 @@ def test_the_outcome_step_brings_a_leading_notes_decision_section_into_the_first
     without = decision_record_world(evolve(SearchConfig(), outcome=None)).service.search(
         query, **request).items
     assert not any("Frankfurt is primary" in item.text for item in without)
+
+
+def test_the_outcome_section_is_found_even_when_no_provider_list_returned_it():
+    """In a big root the Decision chunk's vector is not among the nearest: the step reads the
+    leading notes' own chunks (here the lists are cut to two so that nothing returns it)."""
+    query = "Which failover region does the payment service use?"
+    base = SearchConfig()
+    shallow = evolve(base, gather=evolve(base.gather, semantic_depth=2, lexical_depth=2))
+    found = decision_record_world(shallow).service.search(query, limit=3).items
+    assert any("Frankfurt is primary" in item.text for item in found)
+    without = decision_record_world(evolve(shallow, outcome=None)).service.search(
+        query, limit=3).items
+    assert not any("Frankfurt is primary" in item.text for item in without)

@@ -10,7 +10,7 @@ from memory.domain.outcome_sections import OutcomeSections
 
 def candidate(note: str, heading: str, start: int, score: float) -> Candidate:
     chunk = Chunk.create(memory_id=note, path=f"{note}.md", heading=heading, start_line=start,
-                         end_line=start + 3, text=f"{heading} text of {note}")
+                         end_line=start + 3, text=f"{heading} text of {note}", ordinal=start)
     return Candidate(chunk=chunk, note=Note(memory_id=note, path=f"{note}.md", title=note),
                      fused=score, lexical_rank=1)
 
@@ -76,3 +76,31 @@ def test_outcome_headings(heading):
     "How we fix flaky tests", "Alternatives Considered"])
 def test_other_headings(heading):
     assert not OutcomeSections().states_outcome(heading)
+
+
+def chunk_of(note: str, heading: str, start: int) -> Chunk:
+    return Chunk.create(memory_id=note, path=f"{note}.md", heading=heading, start_line=start,
+                        end_line=start + 1, text=f"{heading} lines", ordinal=start)
+
+
+def test_an_outcome_section_no_list_returned_is_read_from_the_leading_notes_chunks():
+    ranked = (CONTEXT, OTHER, CONSEQUENCES, THIRD)  # the Decision chunk was in no list
+    sections = {"adr": (chunk_of("adr", f"{ADR} > Context", 7),
+                        chunk_of("adr", f"{ADR} > Decision", 31)),
+                "other": (chunk_of("other", "Runbook > Fix", 20),)}
+    lifted = OutcomeSections(top=1).lift(ranked, sections)
+    assert order(lifted)[:3] == [("adr", f"{ADR} > Context"), ("adr", f"{ADR} > Decision"),
+                                 ("other", "Runbook > Failover")]
+    assert lifted[1].score == CONTEXT.score and lifted[1].note is CONTEXT.note
+    assert ("other", "Runbook > Fix") not in order(lifted)  # not a leading note at top=1
+    assert len(lifted) == len(ranked) + 1
+
+
+def test_a_section_that_is_already_a_candidate_is_not_added_twice():
+    sections = {"adr": (DECISION.chunk,)}
+    lifted = OutcomeSections().lift(RANKED, sections)
+    assert [c.chunk.chunk_id for c in lifted].count(DECISION.chunk.chunk_id) == 1
+
+
+def test_the_leading_notes_are_the_first_distinct_notes():
+    assert OutcomeSections(top=2).leading(RANKED) == ("adr", "other")
