@@ -198,9 +198,8 @@ class Indexer:
         claims = IdClaims(stage, self._source, self._vectors, self.policy.embed_call, warnings,
                           run.cancel)
         embedded, reused = self._add_all(claims, edits.docs, scan.files, plan.semantic, run)
-        validation = validate_index(stage, stage.manifest(), plan, self._embedder,
-                                    list(claims.staged.values()), current,
-                                    self.policy.max_index_shrink)
+        validation = validate_index(stage, stage.manifest(), plan, self._embedder, list(
+            claims.staged.values()), current, self.policy.max_index_shrink)
         if not validation.ok:
             stage.discard()
             return StageReport(stage="index", outcome="kept-last-good", generation=previous,
