@@ -11,12 +11,12 @@ from attrs import field, frozen
 from memory.domain.candidates import Candidate
 from memory.domain.notes import Chunk
 
-# First words of a heading whose section states what was decided, found or done. Decision
-# records (Decision, Decision Outcome), runbooks and post-mortems (Resolution, Fix,
-# Workaround, Solution) and summaries (Summary, Conclusion, TL;DR, Answer).
-OUTCOME_WORDS = frozenset(("decision", "decisions", "outcome", "resolution", "conclusion",
-                           "conclusions", "summary", "tl;dr", "answer", "fix", "workaround",
-                           "solution"))
+# First word (or two) of a heading whose section states what was decided, found or done.
+# Decision records (Decision, Decision Outcome), runbooks and post-mortems (Resolution, Root
+# Cause, Fix, Workaround, Solution) and summaries (Summary, Conclusion, TL;DR, Answer).
+OUTCOME_WORDS = frozenset(("decision", "decisions", "outcome", "resolution", "root cause",
+                           "conclusion", "conclusions", "summary", "tl;dr", "answer", "fix",
+                           "workaround", "solution"))
 _WORD = re.compile(r"[^\W\d_]+(?:;[^\W\d_]+)?")
 
 
@@ -47,7 +47,8 @@ class OutcomeSections:
         """Whether the innermost heading of a chunk's heading path names an outcome."""
         last = heading.rsplit(" > ", 1)[-1]
         found = _WORD.findall(last.lower())
-        return 0 < len(found) <= self.max_heading_words and found[0] in self.words
+        return 0 < len(found) <= self.max_heading_words and (
+            found[0] in self.words or " ".join(found[:2]) in self.words)
 
     def leading(self, ranked: Sequence[Candidate]) -> tuple[str, ...]:
         """The memory_ids of the first `top` notes of the ranking."""

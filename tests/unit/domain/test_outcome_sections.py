@@ -65,7 +65,7 @@ def test_a_best_match_that_is_the_outcome_section_stays_where_it_is():
 
 @pytest.mark.parametrize("heading", [
     "Decision", "ADR 7 > Decision", "Decision Outcome", "3. Resolution", "Fix", "TL;DR",
-    "Summary", "Workaround:", "Décision > Solution"])
+    "Summary", "Workaround:", "Décision > Solution", "Root Cause", "Post-mortem > Root cause"])
 def test_outcome_headings(heading):
     assert OutcomeSections().states_outcome(heading)
 
@@ -73,7 +73,7 @@ def test_outcome_headings(heading):
 @pytest.mark.parametrize("heading", [
     "", "Context", "Consequences", "Architecture Decision Record 15: EKS worker node AMI",
     "Decisions we made about the office move last year", "Decision > Context",
-    "How we fix flaky tests", "Alternatives Considered"])
+    "How we fix flaky tests", "Alternatives Considered", "Root access"])
 def test_other_headings(heading):
     assert not OutcomeSections().states_outcome(heading)
 
