@@ -73,15 +73,17 @@ class OutcomeSections:
             note = c.note.memory_id
             if note in leading and note not in moved and self.states_outcome(c.chunk.heading):
                 moved[note] = c  # the best-ranked of the note's outcome chunks
-        known = {c.chunk.chunk_id for c in ranked}
+        shown = {c.chunk.chunk_id for c in head}
         for note, chunks in (sections or {}).items():
             first = next((ch for ch in chunks if self.states_outcome(ch.heading)), None)
             if note in leading and note not in moved and first is not None \
-                    and first.chunk_id not in known:
+                    and first.chunk_id not in shown:
                 moved[note] = Candidate(chunk=first, note=best[note].note)
         if not moved:
             return tuple(ranked)
         lifted = {id(m) for m in moved.values()}
+        taken = {m.chunk.chunk_id for m in moved.values()}
+        rest = [c for c in rest if c.chunk.chunk_id not in taken]  # one read past the window
         out: list[Candidate] = []
         for c in head:
             if id(c) in lifted:

@@ -104,3 +104,10 @@ def test_a_section_that_is_already_a_candidate_is_not_added_twice():
 
 def test_the_leading_notes_are_the_first_distinct_notes():
     assert OutcomeSections(top=2).leading(RANKED) == ("adr", "other")
+
+
+def test_a_section_ranked_past_the_window_moves_up_and_is_not_left_behind_twice():
+    ranked = (CONTEXT, OTHER, DECISION)
+    lifted = OutcomeSections(window=2).lift(ranked, {"adr": (DECISION.chunk,)})
+    assert order(lifted) == [("adr", f"{ADR} > Context"), ("adr", f"{ADR} > Decision"),
+                             ("other", "Runbook > Failover")]
