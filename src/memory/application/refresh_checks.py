@@ -35,7 +35,8 @@ def validate_index(stage: IndexStage, expected: Mapping[str, ManifestEntry], pla
                             detail=f"{facts.dimension} (model {embedder.dimension})"))
     checks.append(_self_query(stage, semantic, embedder, added))
     checks.append(_not_emptied(facts.notes, current, plan.forced))
-    checks.append(_not_shrunk(facts.notes, current, plan.forced, max_shrink))
+    checks.append(shrink_check(facts.notes, current.notes if current else 0, plan.forced,
+                               max_shrink, "index"))
     return ValidationReport(checks=tuple(checks))
 
 
@@ -56,17 +57,16 @@ def _not_emptied(notes: int, current: GenerationInfo | None, forced: bool) -> Ch
 MIN_SHRINK_NOTES = 10
 
 
-def _not_shrunk(notes: int, current: GenerationInfo | None, forced: bool,
-                max_shrink: float) -> Check:
-    # The graph stage's rule for the index: a root that lost most of its notes at once is a
-    # folder not mounted or checked out, a wrong --root, another person's root over a
-    # shared store, more often than a deliberate mass deletion (force publishes that).
-    held = current.notes if current is not None else 0
-    ok = (forced or notes == 0 or held - notes < MIN_SHRINK_NOTES
-          or notes >= held * (1 - max_shrink))
+def shrink_check(now: int, before: int, forced: bool, max_shrink: float, what: str) -> Check:
+    """One rule for the index and the graph: losing more than `max_shrink` of the notes at
+    once (at least MIN_SHRINK_NOTES) is a folder not mounted or checked out, a wrong --root,
+    another person's root over a shared store, more often than a deliberate mass deletion
+    (force publishes that). An emptied root has its own check."""
+    ok = (forced or now == 0 or before - now < MIN_SHRINK_NOTES
+          or now >= before * (1 - max_shrink))
     return Check(name="shrink", ok=ok,
-                 detail=f"{notes} notes (the index held {held})" if ok else
-                 f"the root holds {notes} notes and the index held {held}: more than "
+                 detail=f"{now} notes (the {what} held {before})" if ok else
+                 f"the root holds {now} notes and the {what} held {before}: more than "
                  f"{max_shrink:.0%} would go at once; check the root (a folder not mounted, "
                  f"a wrong --root), or force publishes it")
 
@@ -98,12 +98,8 @@ def validate_graph(facts: GraphFacts, docs: Sequence[NoteDocument], previous: Ge
         Check(name="no-dangling-edge", ok=facts.dangling_edges == 0,
               detail=f"{facts.dangling_edges} dangling edges"),
     ]
-    before = previous.notes if previous else 0
-    if before and not force:
-        ratio = len(facts.page_notes) / before
-        checks.append(Check(name="shrink", ok=ratio >= 1 - max_shrink,
-                            detail=f"{len(facts.page_notes)} notes now, {before} before "
-                                   "(use force to accept a large shrink)"))
+    checks.append(shrink_check(len(facts.page_notes), previous.notes if previous else 0, force,
+                               max_shrink, "graph"))
     return ValidationReport(checks=tuple(checks))
 
 

@@ -417,3 +417,19 @@ def test_losing_fewer_notes_or_moving_them_is_an_ordinary_refresh():
         moved.source.delete(f"Decisions/M{i}.md")
         moved.source.put(make_doc(f"Archive/M{i}.md", "\n".join(doc.lines)))
     assert moved.refresh("index").stage("index").outcome == "published"
+
+
+def test_the_graph_and_the_index_judge_a_shrink_alike():
+    small = World(docs())
+    assert small.refresh("full").ok
+    for i in range(4):  # most of a small root: both follow (the graph used to stay behind)
+        small.source.delete(f"Decisions/D{i}.md")
+    report = small.refresh("full")
+    assert [report.stage(s).outcome for s in ("graph", "index")] == ["published", "published"]
+    big = World(many(30))
+    assert big.refresh("full").ok
+    for i in range(16):
+        big.source.delete(f"Decisions/M{i}.md")
+    report = big.refresh("full")
+    assert [report.stage(s).outcome for s in ("graph", "index")] == ["kept-last-good"] * 2
+    assert all("held 30" in report.stage(s).reason for s in ("graph", "index"))
