@@ -26,11 +26,13 @@ from pydantic import ValidationError
 from memory import __version__
 from memory.domain.errors import AiMemoryError
 from memory.entrypoints.error_kinds import kind_of
+from memory.entrypoints.mcp_capture_tools import ANNOTATIONS as CAPTURE_ANNOTATIONS
 from memory.entrypoints.mcp_capture_tools import register_capture_tools
 from memory.entrypoints.mcp_prompts import register_prompts
 from memory.entrypoints.mcp_resources import register_resources
 from memory.entrypoints.mcp_roots import ClientRoots
 from memory.entrypoints.mcp_stdio import AnsweringReadStream
+from memory.entrypoints.mcp_tools import ANNOTATIONS as TOOL_ANNOTATIONS
 from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
@@ -209,6 +211,12 @@ def build_server(service_factory: Callable[[], MemoryService], *,
     if browser is not None:
         register_resources(server, browser)
     return server
+
+
+def tool_names(*, writes: bool = True) -> tuple[str, ...]:
+    """The tools `build_server` declares: the read tools, and the write tools unless read-only.
+    The one list that the set-up probe and the docs tests compare the server with."""
+    return (*TOOL_ANNOTATIONS, *(CAPTURE_ANNOTATIONS if writes else ()))
 
 
 class LazyApplication:

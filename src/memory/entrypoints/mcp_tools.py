@@ -239,7 +239,7 @@ def description(handler: Callable) -> str:
 
 def register_tools(server: MCPServer, service: Callable[[], MemoryService],
                    refreshes: bool = True) -> None:
-    """Add the eight tools to `server`; each call asks `service()` for the MemoryService."""
+    """Add the read tools to `server`; each call asks `service()` for the MemoryService."""
     add_tools(server, MemoryTools(service, refreshes), ANNOTATIONS)
 
 

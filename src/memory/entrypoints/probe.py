@@ -13,6 +13,8 @@ from pathlib import Path
 
 import anyio
 
+from memory.entrypoints.mcp_server import tool_names
+
 
 async def probe(root: str, query: str, command: str | None = None) -> int:
     from mcp.client.session import ClientSession
@@ -32,7 +34,21 @@ async def probe(root: str, query: str, command: str | None = None) -> int:
             result = await session.call_tool("memory_search", {"query": query, "status": "any"})
             text = "\n".join(getattr(c, "text", "") for c in result.content)
             print(f"memory_search({query!r}):\n{text}", file=sys.stderr)
-            return 1 if result.is_error or len(names) != 8 else 0
+            mismatch = tool_mismatch(names, tool_names())
+            if mismatch:
+                print(f"error: {mismatch}", file=sys.stderr)
+            if result.is_error:
+                print("error: memory_search answered with an error", file=sys.stderr)
+            return 1 if result.is_error or mismatch else 0
+
+
+def tool_mismatch(declared: list[str], expected: tuple[str, ...]) -> str:
+    """What differs between the tools the server declared and those the code defines ('' if none)."""
+    missing = sorted(set(expected) - set(declared))
+    extra = sorted(set(declared) - set(expected))
+    parts = ([f"not declared: {', '.join(missing)}"] if missing else []) + (
+        [f"declared but unknown: {', '.join(extra)}"] if extra else [])
+    return "the server's tools differ from the code's list (" + "; ".join(parts) + ")" if parts else ""
 
 
 def main(argv=None) -> int:
