@@ -14,16 +14,14 @@ import numpy as np
 import pytest
 
 from memory.adapters.embeddings import SentenceTransformerEmbedder
-from memory.adapters.embeddings.sentence_transformer import onnx_installed
 from memory.domain.model_state import EmbedderState
 from memory.ports.embedder import Embedder
 from memory.ports.errors import EmbedderUnavailable
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
-NO_ONNX = pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
 # (backend, precision): the float model on both backends, and its int8 graph.
-KINDS = [("torch", "fp32"), pytest.param(("onnx", "fp32"), marks=NO_ONNX),
-         pytest.param(("onnx", "int8"), marks=NO_ONNX)]
+# onnxruntime and onnx are required dependencies: without them these tests fail, never skip.
+KINDS = [("torch", "fp32"), ("onnx", "fp32"), ("onnx", "int8")]
 # How close a text's vector stays whatever it was embedded with. onnx runs each text alone,
 # so its vectors are the same to float precision; torch batches (padding moves the last bits).
 SAME_TEXT = {"torch": 0.9999, "onnx": 0.999999}
@@ -151,7 +149,6 @@ def test_queries_from_several_threads_during_a_build(embedder):
     assert cosine(built[0], expected) > SAME_TEXT[embedder.backend]
 
 
-@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
 def test_onnx_gives_the_torch_vectors(onnx_cache):
     torch_model = SentenceTransformerEmbedder(backend="torch")
     onnx_model = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
@@ -160,7 +157,6 @@ def test_onnx_gives_the_torch_vectors(onnx_cache):
     assert list(onnx_cache.glob("onnx/*/model.onnx"))
 
 
-@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
 def test_int8_vectors_stay_close_to_the_float_ones_and_rank_alike(onnx_cache):
     float_model = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache)
     int8_model = SentenceTransformerEmbedder(backend="onnx", cache_dir=onnx_cache,
@@ -173,7 +169,6 @@ def test_int8_vectors_stay_close_to_the_float_ones_and_rank_alike(onnx_cache):
         int(np.argmax(b @ int8_model.embed_query(query))) == 0
 
 
-@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
 def test_int8_never_falls_back_to_torch(tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder should be")
@@ -212,7 +207,6 @@ def test_onnx_without_a_cache_dir_fails_and_auto_without_one_runs_torch():
     assert auto.wait_ready(300) and auto.backend == "torch"
 
 
-@pytest.mark.skipif(not onnx_installed(), reason="onnxruntime and onnx are not installed")
 def test_auto_falls_back_to_torch_when_the_onnx_export_cannot_be_made(tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the cache folder should be")
