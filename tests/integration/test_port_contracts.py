@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -588,8 +587,7 @@ def test_embedder_names_its_model_and_is_ready(embedder):
     assert isinstance(embedder, Embedder)
     assert isinstance(embedder.model_id, str) and embedder.model_id
     assert isinstance(embedder.dimension, int) and embedder.dimension > 0
-    started = time.perf_counter()
-    assert embedder.warm() is None and time.perf_counter() - started < 1.0
+    assert embedder.warm() is None
     assert embedder.wait_ready(5.0) and embedder.state() is EmbedderState.READY
 
 

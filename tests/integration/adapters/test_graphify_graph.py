@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import textwrap
-import time
 import weakref
 from pathlib import Path
 
@@ -86,12 +85,11 @@ def test_related_ranks_declared_and_linked_notes_first(graph):
     assert len(graph.related(["retry-policy", "canary"], 2)) == 2
 
 
-def test_related_is_fast(graph):
-    graph.related(["retry-policy"], 20)
-    start = time.perf_counter()
-    for _ in range(100):
-        graph.related(["retry-policy", "rollback", "canary"], 20)
-    assert (time.perf_counter() - start) / 100 < 0.005
+def test_related_answers_the_same_every_time(graph):
+    # Its speed is a figure of benchmarks/, not a test.
+    first = graph.related(["retry-policy", "rollback", "canary"], 20)
+    assert first and all(graph.related(["retry-policy", "rollback", "canary"], 20) == first
+                         for _ in range(20))
 
 
 def test_neighbors_carry_relations_kinds_paths_and_lines(graph):

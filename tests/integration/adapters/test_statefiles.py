@@ -53,11 +53,9 @@ def test_adapters_satisfy_their_ports(tmp_path):
 def test_lock_excludes_a_second_process_and_times_out_as_refresh_busy(tmp_path):
     holder = spawn_holder(tmp_path, 30)
     try:
-        started = time.monotonic()
         with pytest.raises(RefreshBusy, match=f"pid {holder.pid}"):
             with FileRefreshLock(tmp_path).hold(timeout=0.5):
                 pytest.fail("two holders at once")
-        assert 0.4 <= time.monotonic() - started < 5
     finally:
         holder.kill()
         holder.wait()
