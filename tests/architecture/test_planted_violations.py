@@ -124,3 +124,55 @@ def test_a_module_allowed_to_pass_the_environment_on_still_may_not_read_it(tree)
     assert [b for b in environment_breaches(tree / "src") if "reads" in b] == [
         f"memory.adapters.git.source_control:{len(path.read_text().splitlines())} "
         "reads the environment"]
+
+
+# One planted violation per contract of .importlinter; a contract added without one fails
+# test_every_contract_has_a_planted_violation.
+PLANTS = {
+    "Hexagon layers point inward": [
+        ("memory.domain.planted", "from memory.application import retrieval"),
+        ("memory.ports.planted", "import memory.adapters.sqlite"),
+        ("memory.application.planted", "from memory.entrypoints import cli"),
+        ("memory.planted", "X = 1"),  # a module in no layer (the contract is exhaustive)
+    ],
+    "Adapter packages are independent of each other": [
+        ("memory.adapters.sqlite.planted", "from memory.adapters.markdown import note_source"),
+        ("memory.adapters.watch.planted", "import memory.adapters.statefiles"),
+    ],
+    "Domain, ports and application import no infrastructure": [
+        ("memory.application.planted", "import sqlite3"),
+        ("memory.ports.planted", "import numpy"),
+        ("memory.application.planted", "import subprocess"),
+    ],
+    "Domain imports no installed third-party package": [
+        ("memory.domain.planted", "import filelock"),
+        ("memory.domain.planted", "from tomlkit import parse"),
+    ],
+    "Adapters do not import the application": [
+        ("memory.adapters.graphify.planted", "from memory.application import indexer"),
+    ],
+    "Only entrypoints know dependency_injector": [
+        ("memory.adapters.git.planted", "import dependency_injector"),
+    ],
+}
+
+
+def contract_names() -> set[str]:
+    import configparser
+    config = configparser.ConfigParser()
+    config.read(CONFIG, encoding="utf-8")
+    return {config[s]["name"] for s in config.sections() if s.startswith("importlinter:contract:")}
+
+
+def test_every_contract_has_a_planted_violation():
+    assert set(PLANTS) == contract_names()
+
+
+@pytest.mark.parametrize("contract, module, statement", [
+    (contract, module, statement) for contract, plants in PLANTS.items()
+    for module, statement in plants])
+def test_each_contract_fails_on_its_planted_violation(tree, contract, module, statement):
+    plant(tree, module, statement)
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert contract in broken(result), result.stdout
