@@ -137,6 +137,16 @@ def is_loopback(host: str) -> bool:
         return False  # a host name other than localhost may resolve to anything
 
 
+def require_tls(url: str, flag: str, carries: str) -> None:
+    """Refuse a plain http:// URL to a host other than loopback: what travels over it
+    (`carries`) would cross the network in the clear, readable and changeable on the way."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() == "http" and not is_loopback(parts.hostname or ""):
+        raise InvalidRequest(
+            f"{flag} {url.strip()}: plain http:// to another machine would send {carries} in "
+            f"the clear; use https:// (plain http:// is accepted only to localhost/127.0.0.1/::1)")
+
+
 def _wildcard(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_unspecified
@@ -165,6 +175,10 @@ def _oauth(mode: AuthMode, issuer: str | None, audience: str | None,
                              "its signing keys are (a JWKS URL or file)")
     if urlsplit(issuer).scheme not in ("https", "http"):
         raise InvalidRequest(f"--issuer must be the issuer's URL, not {issuer!r}")
+    require_tls(issuer, "--issuer", "the issuer's metadata, where clients go for tokens")
+    if urlsplit(jwks.strip()).scheme.lower() in ("http", "https"):
+        require_tls(jwks, "--jwks", "the keys that decide which tokens are accepted (anyone "
+                                    "on the way could swap in their own and forge tokens)")
     return OAuthConfig(issuer=issuer.strip(), audience=audience.strip(), jwks=jwks.strip())
 
 
