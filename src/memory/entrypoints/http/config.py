@@ -175,7 +175,8 @@ def _oauth(mode: AuthMode, issuer: str | None, audience: str | None,
                              "its signing keys are (a JWKS URL or file)")
     if urlsplit(issuer).scheme not in ("https", "http"):
         raise InvalidRequest(f"--issuer must be the issuer's URL, not {issuer!r}")
-    require_tls(issuer, "--issuer", "the issuer's metadata, where clients go for tokens")
+    require_tls(issuer, "--issuer", "the issuer's metadata (which tells clients where to "
+                                    "get their tokens)")
     if urlsplit(jwks.strip()).scheme.lower() in ("http", "https"):
         require_tls(jwks, "--jwks", "the keys that decide which tokens are accepted (anyone "
                                     "on the way could swap in their own and forge tokens)")
