@@ -15,12 +15,13 @@ import math
 import re
 from typing import Any
 
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # the largest tool argument is a few kB; room for writes
 MAX_DEPTH = 64  # MCP messages nest about six deep; a tool argument a few more
 MAX_NUMBER_CHARS = 100  # an id or an argument, never a number of a hundred digits
 MAX_ERROR_MESSAGE = 300
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0's codes (stdlib only: the bridge
+# imports the HTTP settings, and with them this module, and must start light)
 
 _STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -40,12 +41,11 @@ class MalformedMessage(Exception):
         self.request_id = request_id if _usable_id(request_id) else None
         self.is_reply = "method" not in keys and ("result" in keys or "error" in keys)
 
-    def reply(self) -> JSONRPCError:
-        text = str(self)
-        if len(text) > MAX_ERROR_MESSAGE:
-            text = text[:MAX_ERROR_MESSAGE - 3] + "..."
-        return JSONRPCError(jsonrpc="2.0", id=self.request_id,
-                            error=ErrorData(code=self.code, message=text))
+    @property
+    def message(self) -> str:
+        """The error message, one line of at most MAX_ERROR_MESSAGE characters."""
+        text = " ".join(str(self).split())
+        return text if len(text) <= MAX_ERROR_MESSAGE else text[:MAX_ERROR_MESSAGE - 3] + "..."
 
 
 class _Refused(Exception):
@@ -59,7 +59,8 @@ def parse_message(raw: bytes) -> object:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedMessage(PARSE_ERROR, f"parse error: the message is not UTF-8 (byte "
-                               f"{exc.start}); send UTF-8 text", recover_keys(raw.decode("utf-8", "replace"))) from None
+                               f"{exc.start}); send UTF-8 text",
+                               recover_keys(raw.decode("utf-8", "replace"))) from None
     _check_depth(text)
     try:
         value = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_integer,

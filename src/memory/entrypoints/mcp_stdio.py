@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any, BinaryIO
 
@@ -90,6 +93,30 @@ class AnsweringReadStream:
         await self.aclose()
 
 
+@contextmanager
+def claimed_stdin() -> Iterator[BinaryIO]:
+    """The client's stdin read from a private duplicate while fd 0 points at the null device,
+    as the SDK's own reader arranges it: nothing else in the process, nor a child, reads the
+    protocol's bytes. fd 0 is restored after; the duplicate is never closed, since a worker
+    thread may still be blocked reading it."""
+    try:
+        fd = sys.stdin.fileno()
+        wire = os.dup(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+    except (OSError, ValueError, AttributeError):  # no descriptor behind stdin: read it as is
+        yield sys.stdin.buffer
+        return
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+    try:
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        with suppress(OSError):
+            os.dup2(wire, fd)
+
+
 class CheckedLines:
     """The client's lines (bytes from `source`) as the SDK's stdin reader iterates them, each
     passed on only once `parse_message` takes it; the others are answered on the write
@@ -138,7 +165,9 @@ class CheckedLines:
         log.warning("answered an unreadable message with error %d: %s", refused.code, refused)
         await self._ready.wait()
         try:
-            await self._write.send(SessionMessage(refused.reply()))
+            await self._write.send(SessionMessage(JSONRPCError(
+                jsonrpc="2.0", id=refused.request_id,
+                error=ErrorData(code=refused.code, message=refused.message))))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             log.debug("connection closing; the error reply was not sent")
 

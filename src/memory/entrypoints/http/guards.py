@@ -121,7 +121,8 @@ class McpRequestGate:
             message = parse_message(body)
         except MalformedMessage as exc:
             log.info("refused a malformed request: %s", exc)
-            return await _refuse(send, 400, str(exc), request_id=exc.request_id, code=exc.code)
+            return await _refuse(send, 400, exc.message, request_id=exc.request_id,
+                                 code=exc.code)
         if not authenticated:  # no authentication configured: loopback only, one user
             return await self._app(scope, _replay(body, receive), send)
         await self._admitted(scope, receive, send, body, message, user)

@@ -102,7 +102,9 @@ def sessions_held(manager: StreamableHTTPSessionManager) -> Callable[[Authentica
     """How many open sessions the SDK's session manager holds for a credential: the manager
     (mcp 2.3) records each session's owner to refuse it to anyone else, but caps only the
     total, so one token could hold every session; it offers no public count of its own."""
+    owners = manager._session_owners  # read once, at start-up: an SDK without it fails there
+
     def held(user: AuthenticatedUser) -> int:
         owner = authorization_context(user)
-        return sum(1 for other in manager._session_owners.values() if other == owner)
+        return sum(1 for other in owners.values() if other == owner)
     return held
