@@ -186,9 +186,9 @@ def _http_flags(s: argparse.ArgumentParser) -> None:
     h.add_argument("--rate-limit", type=int, metavar="N",
                    help="requests a minute per token, N at once as a burst (default 600; 429)")
     h.add_argument("--max-sessions-per-token", type=int, metavar="N",
-                   help="open MCP sessions per token (default 16; 429)")
+                   help="open MCP sessions per token (default 64; 429)")
     h.add_argument("--max-connections", type=int, metavar="N",
-                   help="open connections, all clients together (default 64; 503)")
+                   help="open connections, all clients together (default 256; 503)")
     h.add_argument("--header-timeout", type=float, metavar="S",
                    help="seconds to send a request's headers (default 10; 408, closed)")
     h.add_argument("--body-timeout", type=float, metavar="S",

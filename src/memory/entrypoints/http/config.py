@@ -40,8 +40,8 @@ class Limits:
 
     header_timeout_s: float = 10.0  # to send a request line and headers (else 408, closed)
     body_timeout_s: float = 30.0  # to send the whole body once its headers are in (else 408)
-    max_connections: int = 64  # open at once, every client together (else 503)
-    max_sessions_per_token: int = 16  # open MCP sessions of one credential (else 429)
+    max_connections: int = 256  # open at once, every client together (else 503)
+    max_sessions_per_token: int = 64  # open MCP sessions of one credential (else 429)
     requests_per_minute: int = 600  # POSTs of one credential, a minute's worth as a burst (429)
 
     @classmethod
