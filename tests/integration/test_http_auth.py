@@ -269,6 +269,9 @@ def _forged(issuer: Issuer) -> dict[str, str]:
         "unsigned (alg none)": jwt.encode(claims, None, algorithm="none"),
         "HS256 keyed with the public key": _hs256(claims, issuer),
         "signed by another key": Issuer(kid=issuer.kid).token(),
+        # The issuer's own key, but its JWK says RS256: no other algorithm may use it.
+        "PS256 with the RS256 key": jwt.encode({**claims, "sub": "alice"}, issuer.key,
+                                               algorithm="PS256", headers={"kid": issuer.kid}),
         "garbage": "eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln",
     }
 
@@ -286,7 +289,8 @@ def _hs256(claims: dict, issuer: Issuer) -> str:
 
 @pytest.mark.parametrize("case", ["wrong audience", "wrong issuer", "expired", "no expiry",
                                   "unsigned (alg none)", "HS256 keyed with the public key",
-                                  "signed by another key", "garbage"])
+                                  "signed by another key", "PS256 with the RS256 key",
+                                  "garbage"])
 def test_a_bad_jwt_gets_401(oauth_server, issuer, case):
     token = _forged(issuer)[case]
     response = post(oauth_server.url, INIT, token)

@@ -25,7 +25,7 @@ from urllib.parse import urlencode, urlsplit
 
 from memory.domain.errors import AiMemoryError
 from memory.entrypoints.daemon import LocalDaemon
-from memory.entrypoints.http.config import is_loopback
+from memory.entrypoints.http.config import is_loopback, require_tls
 from memory.entrypoints.settings import (AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPACE_HEADER,
                                          client_scope_settings, token_from)
 
@@ -376,6 +376,8 @@ def workspace_header(cwd: Path | None, env: dict[str, str]) -> dict[str, str]:
 
 def run_connect(settings, url: str | None, token_env: str | None) -> int:
     """Bridge stdin/stdout to `url`, or to the local daemon of `settings.root`."""
+    if url is not None:
+        require_tls(url, "--url", "the bearer token and every note read or written")
     headers = {}
     if url is None or is_loopback(urlsplit(url).hostname or ""):  # a folder path means nothing to another machine
         headers.update(workspace_header(_cwd(), client_scope_settings()))

@@ -183,6 +183,16 @@ def _http_flags(s: argparse.ArgumentParser) -> None:
     h.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a browser origin to admit (none is by default)")
     h.add_argument("--max-concurrent", type=int, help="requests in flight per token (default 8)")
+    h.add_argument("--rate-limit", type=int, metavar="N",
+                   help="requests a minute per token, N at once as a burst (default 600; 429)")
+    h.add_argument("--max-sessions-per-token", type=int, metavar="N",
+                   help="open MCP sessions per token (default 64; 429)")
+    h.add_argument("--max-connections", type=int, metavar="N",
+                   help="open connections, all clients together (default 256; 503)")
+    h.add_argument("--header-timeout", type=float, metavar="S",
+                   help="seconds to send a request's headers (default 10; 408, closed)")
+    h.add_argument("--body-timeout", type=float, metavar="S",
+                   help="seconds to send a request's body (default 30; 408)")
     h.add_argument("--daemon-record", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -303,10 +313,14 @@ def _dispatch(args) -> int:
         return run_serve_http(args, _settings(args))
     if cmd == "serve":
         http_only = (args.auth != "none", args.issuer, args.audience, args.jwks,
-                     args.public_url, args.allow_origin, args.max_concurrent)
-        if any(http_only):
+                     args.public_url, args.allow_origin, args.max_concurrent, args.rate_limit,
+                     args.max_sessions_per_token, args.max_connections, args.header_timeout,
+                     args.body_timeout)
+        if any(v is not None and v is not False and v != [] for v in http_only):
             raise InvalidRequest("--auth, --issuer, --audience, --jwks, --public-url, "
-                                 "--allow-origin and --max-concurrent belong to --http")
+                                 "--allow-origin and the limits (--max-concurrent, --rate-limit, "
+                                 "--max-sessions-per-token, --max-connections, --header-timeout, "
+                                 "--body-timeout) belong to --http")
         from memory.entrypoints.mcp_server import serve
         return serve(_settings(args))
     if cmd == "token":

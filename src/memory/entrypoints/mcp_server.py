@@ -31,7 +31,7 @@ from memory.entrypoints.mcp_capture_tools import register_capture_tools
 from memory.entrypoints.mcp_prompts import register_prompts
 from memory.entrypoints.mcp_resources import register_resources
 from memory.entrypoints.mcp_roots import ClientRoots
-from memory.entrypoints.mcp_stdio import AnsweringReadStream
+from memory.entrypoints.mcp_stdio import AnsweringReadStream, CheckedLines, claimed_stdin
 from memory.entrypoints.mcp_tools import ANNOTATIONS as TOOL_ANNOTATIONS
 from memory.entrypoints.mcp_tools import register_tools
 
@@ -88,10 +88,14 @@ class AiMemoryServer(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport, with every line it cannot parse answered (mcp_stdio)."""
-        async with stdio_server() as (read_stream, write_stream):
-            lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async drives (mcp 2.3)
-            await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
-                               lowlevel.create_initialization_options())
+        with claimed_stdin() as stdin:
+            lines = CheckedLines(stdin)
+            async with stdio_server(stdin=lines) as (read_stream,  # type: ignore[arg-type]
+                                                     write_stream):
+                lines.answer_on(write_stream)
+                lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async drives (mcp 2.3)
+                await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
+                                   lowlevel.create_initialization_options())
 
 
 def tool_error(name: str, exc: ToolError) -> CallToolResult:

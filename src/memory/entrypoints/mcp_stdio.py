@@ -1,5 +1,11 @@
 """The stdio transport at our edge: a line the SDK cannot parse is answered, never dropped.
 
+`CheckedLines` is the stdin the SDK's reader takes: each line, as bytes, first goes through
+the bounded parse every transport shares (jsonrpc_input: depth, numbers, strict UTF-8,
+repeated keys, size); a line refused there is answered with its JSON-RPC error and never
+reaches the SDK, whose reader would otherwise replace invalid UTF-8 and keep the last of two
+repeated keys.
+
 The SDK's stdio reader (mcp 2.3.0, `mcp.server.stdio.stdio_server`) validates each line
 with pydantic and, when that fails, puts the exception on its read stream; the JSON-RPC
 dispatcher only logs such an item (at debug level) and moves on, so the client waits for
@@ -15,19 +21,25 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager, suppress
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
+import anyio.to_thread
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from memory.entrypoints.jsonrpc_input import (MAX_MESSAGE_BYTES, MalformedMessage,
+                                              parse_message, recover_keys)
+
 log = logging.getLogger(__name__)
 
-_DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
 _HIGH, _LOW = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 _LONE_SURROGATE = re.compile(rf"{_HIGH}(?!{_LOW})|(?<!{_HIGH}){_LOW}")
 _MAX_MESSAGE = 300
@@ -81,6 +93,85 @@ class AnsweringReadStream:
         await self.aclose()
 
 
+@contextmanager
+def claimed_stdin() -> Iterator[BinaryIO]:
+    """The client's stdin read from a private duplicate while fd 0 points at the null device,
+    as the SDK's own reader arranges it: nothing else in the process, nor a child, reads the
+    protocol's bytes. fd 0 is restored after; the duplicate is never closed, since a worker
+    thread may still be blocked reading it."""
+    try:
+        fd = sys.stdin.fileno()
+        wire = os.dup(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+    except (OSError, ValueError, AttributeError):  # no descriptor behind stdin: read it as is
+        yield sys.stdin.buffer
+        return
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+    try:
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        with suppress(OSError):
+            os.dup2(wire, fd)
+
+
+class CheckedLines:
+    """The client's lines (bytes from `source`) as the SDK's stdin reader iterates them, each
+    passed on only once `parse_message` takes it; the others are answered on the write
+    stream handed to `answer_on` (the SDK creates it), a reply of the client is dropped."""
+
+    def __init__(self, source: BinaryIO, limit: int = MAX_MESSAGE_BYTES):
+        self._source = source
+        self._limit = limit
+        self._write: Any = None
+        self._ready = anyio.Event()
+
+    def answer_on(self, write: Any) -> None:
+        self._write = write
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while True:
+            line = await anyio.to_thread.run_sync(self._source.readline, self._limit + 1)
+            if not line:
+                return
+            try:
+                if len(line) > self._limit and not line.endswith(b"\n"):
+                    await self._skip_rest()
+                    raise MalformedMessage(INVALID_REQUEST, f"invalid request: a message over "
+                                           f"{self._limit} bytes", recover_keys(
+                                               line[:4096].decode("utf-8", "replace")))
+                parse_message(line)
+            except MalformedMessage as exc:
+                await self._answer(exc)
+                continue
+            yield line.decode("utf-8")
+
+    async def _skip_rest(self) -> None:
+        while True:
+            chunk = await anyio.to_thread.run_sync(self._source.readline, self._limit)
+            if not chunk or chunk.endswith(b"\n"):
+                return
+
+    async def _answer(self, refused: MalformedMessage) -> None:
+        if refused.is_reply:
+            log.warning("dropped an unreadable reply from the client: %s", refused)
+            return
+        log.warning("answered an unreadable message with error %d: %s", refused.code, refused)
+        await self._ready.wait()
+        try:
+            await self._write.send(SessionMessage(JSONRPCError(
+                jsonrpc="2.0", id=refused.request_id,
+                error=ErrorData(code=refused.code, message=refused.message))))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            log.debug("connection closing; the error reply was not sent")
+
+
 def error_reply(exc: Exception) -> JSONRPCError | None:
     """The JSON-RPC error answering the line behind exc; None for a reply from the client."""
     errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
@@ -99,9 +190,9 @@ def _unparsable(raw: str, detail: str) -> JSONRPCError | None:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return _answer(PARSE_ERROR, f"parse error: the line is not JSON ({exc})", _scan(raw))
+        return _answer(PARSE_ERROR, f"parse error: the line is not JSON ({exc})", recover_keys(raw))
     except (ValueError, RecursionError):  # JSON, but too deep or a number over 4,300 digits
-        return _answer(INVALID_REQUEST, f"invalid request: {detail}", _scan(raw))
+        return _answer(INVALID_REQUEST, f"invalid request: {detail}", recover_keys(raw))
     found = _LONE_SURROGATE.search(raw)
     if found is not None:
         detail = (f"a string holds a lone UTF-16 surrogate escape ({found.group()}, e.g. half "
@@ -127,69 +218,3 @@ def _first(exc: Exception) -> str:
         first = exc.errors(include_url=False, include_input=False)[0]
         return f"{'.'.join(str(p) for p in first['loc'][1:]) or 'message'}: {first['msg']}"
     return f"{type(exc).__name__}: {exc}"
-
-
-def _scan(text: str) -> dict[str, object]:
-    """The top-level keys of a JSON object that does not parse as a whole (a line cut
-    short, or a value Python refuses), read one by one as far as they go; only the id's
-    value is decoded."""
-    keys: dict[str, object] = {}
-    at = _SPACE.match(text, 0).end()
-    if text[at:at + 1] != "{":
-        return keys
-    at += 1
-    while at is not None:
-        at = _SPACE.match(text, at).end()
-        try:
-            key, at = _DECODER.raw_decode(text, at)
-        except ValueError:
-            return keys
-        at = _SPACE.match(text, at).end()
-        if not isinstance(key, str) or text[at:at + 1] != ":":
-            return keys
-        at = _SPACE.match(text, at + 1).end()
-        keys[key] = _small_value(text, at) if key == "id" else True
-        at = _value_end(text, at)
-        at = at + 1 if at is not None and text[at:at + 1] == "," else None
-    return keys
-
-
-def _small_value(text: str, at: int) -> object:
-    try:
-        return _DECODER.raw_decode(text, at)[0]
-    except (ValueError, RecursionError):
-        return None
-
-
-def _value_end(text: str, at: int) -> int | None:
-    """Index just past the JSON value starting at `at` (with trailing blanks), else None."""
-    depth = 0
-    while at < len(text):
-        ch = text[at]
-        if ch == '"':
-            at = _string_end(text, at)
-            if at is None:
-                return None
-            continue
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            if depth == 0:
-                return at
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return at
-        at += 1
-    return None
-
-
-def _string_end(text: str, at: int) -> int | None:
-    at += 1
-    while at < len(text):
-        if text[at] == "\\":
-            at += 2
-        elif text[at] == '"':
-            return at + 1
-        else:
-            at += 1
-    return None

@@ -11,8 +11,9 @@ from mcp.server.auth.provider import AccessToken
 from memory.adapters.inmemory import InMemoryTokenStore
 from memory.domain.tokens import ApiToken, TokenScope, bearer_value
 from memory.entrypoints.http.auth import StoreTokenVerifier
-from memory.entrypoints.http.config import HttpConfig
+from memory.entrypoints.http.config import HttpConfig, Limits
 from memory.entrypoints.http.guards import Admission, HostOriginGuard, McpRequestGate
+from memory.domain.errors import InvalidRequest
 from memory.ports.errors import StoreError
 
 SECRET = "s3cret-s3cret-s3cret"
@@ -57,9 +58,14 @@ def gate(inner, **overrides) -> McpRequestGate:
     return McpRequestGate(inner, **options)
 
 
+NO_AUTH = object()  # no authentication configured: the scope carries no `user` at all
+
+
 async def call(app, body: bytes, *, who=None, method="POST", path="/mcp", headers=()):
     scope = {"type": "http", "method": method, "path": path, "user": who,
              "headers": [(b"content-type", b"application/json"), *headers]}
+    if who is NO_AUTH:
+        del scope["user"]
     chunks = [body[i:i + 300] for i in range(0, len(body), 300)] or [b""]
     sent = []
 
@@ -108,7 +114,8 @@ async def test_a_read_token_is_refused_a_tool_that_is_not_read_only_with_a_scope
     refused = json.loads(body)
     assert refused["id"] == 9 and "memory_refresh" in refused["error"]["message"]
     batch = b"[" + tool_call("memory_search", 1) + b"," + tool_call("memory_refresh", 2) + b"]"
-    assert (await call(app, batch, who=user("memory:read")))[0] == 403
+    assert (await call(app, batch, who=user("memory:read")))[0] == 400  # MCP has no batches
+    assert not inner.bodies
 
 
 @pytest.mark.anyio
@@ -202,3 +209,81 @@ async def test_no_token_is_logged_or_echoed_even_at_debug_level(caplog):
     assert "tokens.json is unreadable" in caplog.text  # the broken store was reported
     for text in (caplog.text, *map(bytes.decode, bodies)):
         assert SECRET not in text and near_miss not in text
+
+
+MALFORMED = [b'{"jsonrpc":"2.0","id":4,"method":"ping","params":' + b"[" * 100_000 + b"]" * 100_000
+             + b"}", b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"n":1e999999}}',
+             b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"s":"\xff"}}',
+             b'{"jsonrpc":"2.0","id":4,"id":5,"method":"ping"}',
+             b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":["memory_search"]}']
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("who", [NO_AUTH, user("memory:read", "memory:write")],
+                         ids=["no-auth", "token"])
+@pytest.mark.parametrize("body", MALFORMED, ids=["deep", "huge-number", "not-utf8",
+                                                 "repeated-key", "params-a-list"])
+async def test_a_malformed_body_gets_400_before_the_transport_sees_it(body, who):
+    inner = Inner()
+    status, _, answer = await call(gate(inner, max_body=300_000), body, who=who)
+    error = json.loads(answer)
+    assert status == 400 and error["error"]["code"] in (-32700, -32600) and not inner.bodies
+    assert await call(gate(inner), tool_call("memory_search"), who=who) == (200, {}, b"{}")
+
+
+@pytest.mark.anyio
+async def test_without_a_valid_credential_no_byte_of_the_body_is_read():
+    inner = Inner()
+    assert (await call(gate(inner), MALFORMED[0], who=None))[0] == 200  # 401 comes next
+    assert inner.bodies == [MALFORMED[0][:300]]  # read by the app behind, not by the gate
+
+
+@pytest.mark.anyio
+async def test_a_body_slower_than_the_limit_gets_408_and_the_connection_closes():
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+    sent = []
+
+    async def trickle():
+        await anyio.sleep(0.3)
+        return {"type": "http.request", "body": b"{", "more_body": True}
+
+    async def send(message):
+        sent.append(message)
+    app = gate(Inner(), limits=Limits(body_timeout_s=1))
+    with anyio.fail_after(30):
+        await app(scope, trickle, send)
+    assert sent[0]["status"] == 408 and (b"connection", b"close") in sent[0]["headers"]
+
+
+@pytest.mark.anyio
+async def test_a_token_over_its_request_rate_gets_429_with_retry_after_and_others_do_not():
+    inner = Inner()
+    app = gate(inner, limits=Limits(requests_per_minute=3))
+    flooder, other = user("memory:read", name="flood"), user("memory:read", name="other")
+    statuses = [(await call(app, tool_call("x"), who=flooder))[0] for _ in range(5)]
+    assert statuses == [200, 200, 200, 429, 429]
+    status, headers, body = await call(app, tool_call("x", 8), who=flooder)
+    assert status == 429 and int(headers[b"retry-after"]) >= 1
+    assert json.loads(body)["id"] == 8 and "3 requests a minute" in body.decode()
+    assert (await call(app, tool_call("x"), who=other))[0] == 200
+
+
+@pytest.mark.anyio
+async def test_a_token_holding_its_sessions_may_not_open_another_but_may_use_them():
+    held = {"flood": 2, "other": 0}
+    app = gate(Inner(), limits=Limits(max_sessions_per_token=2),
+               sessions_of=lambda who: held[who.access_token.client_id])
+    flooder = user("memory:read", name="flood")
+    status, headers, body = await call(app, tool_call("x"), who=flooder)
+    assert status == 429 and headers[b"retry-after"] and "2 open sessions" in body.decode()
+    in_session = [(b"mcp-session-id", b"abc")]
+    assert (await call(app, tool_call("x"), who=flooder, headers=in_session))[0] == 200
+    assert (await call(app, tool_call("x"), who=user("memory:read", name="other")))[0] == 200
+
+
+def test_a_limit_of_zero_or_less_is_refused_naming_its_flag():
+    with pytest.raises(InvalidRequest, match="--rate-limit must be above 0"):
+        Limits.from_flags(requests_per_minute=0)
+    with pytest.raises(InvalidRequest, match="--header-timeout must be above 0"):
+        Limits.from_flags(header_timeout_s=-1.0)
+    assert Limits.from_flags(body_timeout_s=2.5, max_connections=None) == Limits(body_timeout_s=2.5)

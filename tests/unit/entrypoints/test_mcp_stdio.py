@@ -1,5 +1,8 @@
 """What the stdio edge answers to lines the SDK cannot parse, and to unknown tools."""
 
+import io
+import json
+
 import anyio
 import mcp_types
 import pytest
@@ -9,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from memory.entrypoints.mcp_server import build_server
-from memory.entrypoints.mcp_stdio import AnsweringReadStream, error_reply
+from memory.entrypoints.mcp_stdio import AnsweringReadStream, CheckedLines, error_reply
 
 
 @pytest.fixture
@@ -86,3 +89,25 @@ async def test_an_unknown_tool_is_a_protocol_error_and_the_server_stays_up():
     assert raised.value.error.code == -32602
     assert raised.value.error.message.startswith("unknown tool 'memory_teleport'; the tools are ")
     assert not health.is_error
+
+
+@pytest.mark.anyio
+async def test_checked_lines_pass_good_lines_on_and_answer_each_malformed_one():
+    ping = b'{"jsonrpc":"2.0","id":%d,"method":"ping"}'
+    lines = [ping % 1,
+             b'{"jsonrpc":"2.0","id":2,"method":"ping","params":' + b"[" * 100_000
+             + b"]" * 100_000 + b"}",
+             b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"n":1e999999}}',
+             b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"s":"\xff\xfe"}}',
+             b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":1,"a":2}}',
+             b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"s":"' + b"x" * 5000 + b'"}}',
+             b'{"jsonrpc":"2.0","id":9,"result":{"cut":[}',  # a client's broken reply: dropped
+             ping % 7]
+    checked = CheckedLines(io.BytesIO(b"\n".join(lines) + b"\n"), limit=4000)
+    outbound, replies = anyio.create_memory_object_stream(10)
+    checked.answer_on(outbound)
+    passed = [json.loads(line)["id"] async for line in checked]
+    outbound.close()
+    answered = [(r.message.id, r.message.error.code) async for r in replies]
+    assert passed == [1, 7]
+    assert answered == [(2, -32600), (3, -32600), (4, -32700), (5, -32600), (6, -32600)]

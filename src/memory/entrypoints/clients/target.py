@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from memory.domain.tokens import PREFIX as TOKEN_PREFIX
 from memory.entrypoints.clients.host import Host
-from memory.entrypoints.http.config import is_loopback
+from memory.entrypoints.http.config import is_loopback, require_tls
 
 SERVER_NAME = "ai-memory"
 _SUFFIX = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -93,6 +93,7 @@ class RemoteServer:
             raise ValueError(f"--url {parts.scheme}://{parts.hostname}...: credentials, query "
                              "strings and fragments would be written into every client's config "
                              "file; give the bare URL and pass the token with --token-env VAR")
+        require_tls(url, "--url", "the bearer token and every note read or written")
         if token_env is not None and token_env.startswith(TOKEN_PREFIX):
             raise ValueError("--token-env takes the name of the variable that holds the token, "
                              f"not the token itself: export AI_MEMORY_TOKEN={TOKEN_PREFIX}... and "

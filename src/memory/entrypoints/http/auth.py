@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 # public key, the classic algorithm-confusion forgery) are never accepted.
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512",
               "EdDSA")
+_KEY_TYPES = {"RS": ("RSA", None), "PS": ("RSA", None), "ES256": ("EC", "secp256r1"),
+              "ES384": ("EC", "secp384r1"), "ES512": ("EC", "secp521r1"), "EdDSA": ("OKP", None)}
 LEEWAY_S = 30  # clock skew tolerated on exp / nbf / iat
 JWKS_FETCH_TIMEOUT_S = 5.0
 
@@ -68,14 +70,35 @@ class JwtTokenVerifier(TokenVerifier):
             if alg not in ALGORITHMS:
                 log.info("refused a token signed with %r", alg)
                 return None
-            key = await anyio.to_thread.run_sync(self._keys.key_for, token, header.get("kid"))
-            claims = jwt.decode(token, key, algorithms=[alg], audience=self._config.audience,
+            jwk = await anyio.to_thread.run_sync(self._keys.key_for, token, header.get("kid"))
+            refusal = key_refusal(jwk, alg)
+            if refusal is not None:
+                log.info("refused a bearer token: %s", refusal)
+                return None
+            claims = jwt.decode(token, jwk.key, algorithms=[alg], audience=self._config.audience,
                                 issuer=self._config.issuer, leeway=LEEWAY_S,
                                 options={"require": ["exp", "iss", "aud"]})
         except (jwt.PyJWTError, ValueError, TypeError, KeyError) as exc:
             log.info("refused a bearer token: %s", type(exc).__name__)
             return None
         return _access_token(token, claims, self._config.audience)
+
+
+def key_refusal(jwk: jwt.PyJWK, alg: str) -> str | None:
+    """Why the key may not check a signature made with `alg`, or None when it may: a JWK
+    stating its own `alg` is used for that one only (RFC 7517 4.4), one stating a `use` other
+    than `sig` for no signature, and a key's type (and curve) must be the algorithm's."""
+    stated = getattr(jwk, "_jwk_data", {}).get("alg")  # PyJWK exposes kty, kid, use; not alg
+    if stated is not None and stated != alg:
+        return f"the key is for {stated}, the token says {alg}"
+    if jwk.public_key_use not in (None, "sig"):
+        return f"the key's use is {jwk.public_key_use!r}, not signatures"
+    kty, curve = _KEY_TYPES[alg[:2] if alg[:2] in ("RS", "PS") else alg]
+    if jwk.key_type != kty:
+        return f"a {jwk.key_type} key cannot check an {alg} signature"
+    if curve is not None and getattr(getattr(jwk.key, "curve", None), "name", None) != curve:
+        return f"{alg} needs a key on {curve}"
+    return None
 
 
 def _access_token(token: str, claims: dict[str, Any], audience: str) -> AccessToken:
@@ -111,13 +134,13 @@ class _JwksKeys:
         if self._file is not None:
             self._file_keys()  # a missing or broken file stops the start, not the first request
 
-    def key_for(self, token: str, kid: str | None) -> Any:
+    def key_for(self, token: str, kid: str | None) -> jwt.PyJWK:
         if self._client is not None:
-            return self._client.get_signing_key_from_jwt(token).key
+            return self._client.get_signing_key_from_jwt(token)
         keys = [k for k in self._file_keys().keys if kid is None or k.key_id == kid]
         if len(keys) != 1:
             raise KeyError("no single signing key matches the token's key id")
-        return keys[0].key
+        return keys[0]
 
     def _file_keys(self) -> jwt.PyJWKSet:
         try:

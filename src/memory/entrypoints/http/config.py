@@ -9,12 +9,13 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from memory.domain.errors import InvalidRequest
+from memory.entrypoints.jsonrpc_input import MAX_MESSAGE_BYTES
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 STATUS_PATH = "/ai-memory/status"  # unauthenticated liveness probe of the daemon records
-MAX_BODY_BYTES = 2 * 1024 * 1024  # the largest tool argument is a few kB; leaves room for writes
+MAX_BODY_BYTES = MAX_MESSAGE_BYTES  # the same bound as a stdio line
 MAX_CONCURRENT_PER_TOKEN = 8
 
 
@@ -34,6 +35,32 @@ class OAuthConfig:
 
 
 @frozen(kw_only=True)
+class Limits:
+    """What one client may hold or ask of the server; past each, a refusal that says which."""
+
+    header_timeout_s: float = 10.0  # to send a request line and headers (else 408, closed)
+    body_timeout_s: float = 30.0  # to send the whole body once its headers are in (else 408)
+    max_connections: int = 256  # open at once, every client together (else 503)
+    max_sessions_per_token: int = 64  # open MCP sessions of one credential (else 429)
+    requests_per_minute: int = 600  # POSTs of one credential, a minute's worth as a burst (429)
+
+    @classmethod
+    def from_flags(cls, **given: float | None) -> Limits:
+        """The defaults, less each flag given (`--header-timeout` for header_timeout_s...)."""
+        defaults = cls()
+        values = {}
+        for name, value in given.items():
+            if value is None:
+                continue
+            if value <= 0:
+                flag = {"requests_per_minute": "--rate-limit"}.get(
+                    name, "--" + name.removesuffix("_s").replace("_", "-"))
+                raise InvalidRequest(f"{flag} must be above 0, not {value}")
+            values[name] = type(getattr(defaults, name))(value)
+        return cls(**values)
+
+
+@frozen(kw_only=True)
 class HttpConfig:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
@@ -43,19 +70,21 @@ class HttpConfig:
     allowed_origins: tuple[str, ...] = ()
     max_body_bytes: int = MAX_BODY_BYTES
     max_concurrent_per_token: int = MAX_CONCURRENT_PER_TOKEN
+    limits: Limits = Limits()
 
     @classmethod
     def from_flags(cls, bind: str | None, *, auth: str | None = None, issuer: str | None = None,
                    audience: str | None = None, jwks: str | None = None,
                    public_url: str | None = None, allow_origins: tuple[str, ...] = (),
-                   max_concurrent: int | None = None) -> HttpConfig:
+                   max_concurrent: int | None = None, limits: Limits | None = None) -> HttpConfig:
         host, port = parse_bind(bind)
         mode = _auth_mode(auth)
         config = cls(host=host, port=port, auth=mode,
                      oauth=_oauth(mode, issuer, audience, jwks),
                      public_url=_public_url(public_url),
                      allowed_origins=tuple(_origin(o) for o in allow_origins),
-                     max_concurrent_per_token=_positive(max_concurrent, MAX_CONCURRENT_PER_TOKEN))
+                     max_concurrent_per_token=_positive(max_concurrent, MAX_CONCURRENT_PER_TOKEN),
+                     limits=limits or Limits())
         config.check_exposure()
         return config
 
@@ -108,6 +137,16 @@ def is_loopback(host: str) -> bool:
         return False  # a host name other than localhost may resolve to anything
 
 
+def require_tls(url: str, flag: str, carries: str) -> None:
+    """Refuse a plain http:// URL to a host other than loopback: what travels over it
+    (`carries`) would cross the network in the clear, readable and changeable on the way."""
+    parts = urlsplit(url.strip())
+    if parts.scheme.lower() == "http" and not is_loopback(parts.hostname or ""):
+        raise InvalidRequest(
+            f"{flag} {url.strip()}: plain http:// to another machine would send {carries} in "
+            f"the clear; use https:// (plain http:// is accepted only to localhost/127.0.0.1/::1)")
+
+
 def _wildcard(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_unspecified
@@ -136,6 +175,11 @@ def _oauth(mode: AuthMode, issuer: str | None, audience: str | None,
                              "its signing keys are (a JWKS URL or file)")
     if urlsplit(issuer).scheme not in ("https", "http"):
         raise InvalidRequest(f"--issuer must be the issuer's URL, not {issuer!r}")
+    require_tls(issuer, "--issuer", "the issuer's metadata (which tells clients where to "
+                                    "get their tokens)")
+    if urlsplit(jwks.strip()).scheme.lower() in ("http", "https"):
+        require_tls(jwks, "--jwks", "the keys that decide which tokens are accepted (anyone "
+                                    "on the way could swap in their own and forge tokens)")
     return OAuthConfig(issuer=issuer.strip(), audience=audience.strip(), jwks=jwks.strip())
 
 

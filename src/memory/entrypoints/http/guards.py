@@ -1,5 +1,6 @@
-"""ASGI guards in front of the MCP endpoint: Host/Origin (DNS rebinding), body size, per-token
-concurrency, and the scope a tool call needs (HTTP 403 `insufficient_scope`, SEP-2350).
+"""ASGI guards in front of the MCP endpoint: Host/Origin (DNS rebinding), the body's size, time
+and JSON (one bounded parse), per-token concurrency, rate and sessions, and the scope a tool
+call needs (HTTP 403 `insufficient_scope`, SEP-2350).
 
 Refusals are answered here, before the MCP transport sees the request, and their bodies name
 the rule broken, never the credential presented.
@@ -9,21 +10,28 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
 
+import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import principal_components
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memory.domain.tokens import READ_ONLY_TOKEN, READ_SCOPE, WRITE_SCOPE, may_change_memory
-from memory.entrypoints.http.config import HttpConfig
+from memory.entrypoints.http.config import HttpConfig, Limits
+from memory.entrypoints.http.limits import RequestRate
+from memory.entrypoints.jsonrpc_input import MalformedMessage, parse_message
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 ReadOnly = Callable[[str], Awaitable[bool | None]]  # tool name -> read-only? (None: no such tool)
+SessionsOf = Callable[[AuthenticatedUser], int]  # how many MCP sessions this credential holds
+log = logging.getLogger(__name__)
 
 
 class Admission:
@@ -73,40 +81,76 @@ class HostOriginGuard:
 
 
 class McpRequestGate:
-    """Inside authentication: bounds each POST's body, each token's requests in flight, and
-    refuses a tool call whose tool is not read-only to a token without `memory:write`."""
+    """Inside authentication: each POST's body is read within a time and a size, parsed once
+    (jsonrpc_input: a malformed message gets 400 here, never reaching the SDK), then held
+    to the credential's limits (requests in flight, request rate, open sessions), and a tool
+    call whose tool is not read-only is refused to a token without `memory:write`."""
 
     def __init__(self, app: ASGIApp, *, path: str, max_body: int, max_in_flight: int,
-                 read_only: ReadOnly, resource_metadata: str | None):
+                 read_only: ReadOnly, resource_metadata: str | None, limits: Limits = Limits(),
+                 sessions_of: SessionsOf = lambda who: 0):
         self._app = app
         self._path = path
         self._max_body = max_body
         self._max_in_flight = max_in_flight
         self._read_only = read_only
         self._metadata = resource_metadata
+        self._limits = limits
+        self._rate = RequestRate(limits.requests_per_minute)
+        self._sessions_of = sessions_of
         self._in_flight: Counter[tuple] = Counter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != self._path or scope["method"] != "POST":
             return await self._app(scope, receive, send)
         user = scope.get("user")
-        if not isinstance(user, AuthenticatedUser):
-            # No authentication configured (all local; the transport bounds the body itself),
-            # or no valid credential: 401 next, without reading a byte of the body.
+        authenticated = isinstance(user, AuthenticatedUser)
+        if "user" in scope and not authenticated:
+            # Authentication is configured (it sets `user`) and no valid credential came:
+            # 401 next, without reading a byte of the body.
             return await self._app(scope, receive, send)
-        body = await _read_body(scope, receive, self._max_body)
+        with anyio.move_on_after(self._limits.body_timeout_s) as waiting:
+            body = await _read_body(scope, receive, self._max_body)
+        if waiting.cancelled_caught:
+            return await _refuse(send, 408, "request body not received within "
+                                            f"{self._limits.body_timeout_s:g} s",
+                                 headers=[(b"connection", b"close")])
         if body is None:
             return await _refuse(send, 413, f"request body over {self._max_body} bytes")
-        calls = _tool_calls(body)
-        for request_id, tool in calls:
-            if not may_change_memory(user.scopes) and await self._read_only(tool) is False:
-                return await self._insufficient_scope(send, request_id, tool)
+        try:
+            message = parse_message(body)
+        except MalformedMessage as exc:
+            log.info("refused a malformed request: %s", exc)
+            return await _refuse(send, 400, exc.message, request_id=exc.request_id,
+                                 code=exc.code)
+        if not authenticated:  # no authentication configured: loopback only, one user
+            return await self._app(scope, _replay(body, receive), send)
+        await self._admitted(scope, receive, send, body, message, user)
+
+    async def _admitted(self, scope: Scope, receive: Receive, send: Send, body: bytes,
+                        message: object, user: AuthenticatedUser) -> None:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        tool = _tool_called(message)
+        if (tool is not None and not may_change_memory(user.scopes)
+                and await self._read_only(tool) is False):
+            return await self._insufficient_scope(send, request_id, tool)
         principal = principal_components(user.access_token)
+        wait_s = self._rate.admit(principal)
+        if wait_s:
+            return await _refuse(send, 429, "more than {} requests a minute for this token; "
+                                            "retry later".format(self._limits.requests_per_minute),
+                                 request_id=request_id,
+                                 headers=[(b"retry-after", self._rate.retry_after(wait_s))])
+        if (not Headers(scope=scope).get("mcp-session-id")
+                and self._sessions_of(user) >= self._limits.max_sessions_per_token):
+            return await _refuse(send, 429, f"this token already has "
+                                            f"{self._limits.max_sessions_per_token} open sessions; "
+                                            "end one (DELETE) or wait for one to expire",
+                                 request_id=request_id, headers=[(b"retry-after", b"60")])
         if self._in_flight[principal] >= self._max_in_flight:
             return await _refuse(send, 429, f"more than {self._max_in_flight} requests in flight "
                                             "for this token; retry when one has finished",
-                                 request_id=calls[0][0] if calls else None,
-                                 headers=[(b"retry-after", b"1")])
+                                 request_id=request_id, headers=[(b"retry-after", b"1")])
         self._in_flight[principal] += 1
         try:
             await self._app(scope, _replay(body, receive), send)
@@ -127,22 +171,12 @@ class McpRequestGate:
                       headers=[(b"www-authenticate", challenge.encode())])
 
 
-def _tool_calls(body: bytes) -> list[tuple[object, str]]:
-    """(request id, tool name) of each tools/call in a JSON-RPC body (one message or a batch)."""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return []  # the transport answers a parse error itself
-    messages = parsed if isinstance(parsed, list) else [parsed]
-    calls = []
-    for message in messages:
-        if not isinstance(message, dict) or message.get("method") != "tools/call":
-            continue
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if isinstance(name, str):
-            calls.append((message.get("id"), name))
-    return calls
+def _tool_called(message: object) -> str | None:
+    """The tool a tools/call message names (parse_message has checked its shape)."""
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    name = message.get("params", {}).get("name")
+    return name if isinstance(name, str) else None
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
@@ -176,10 +210,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _refuse(send: Send, status: int, message: str, *, request_id=None,
+                  code: int = INVALID_REQUEST,
                   headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
     """A JSON-RPC error body, so a client shows the reason; `request_id` ties it to a call."""
     body = json.dumps({"jsonrpc": "2.0", "id": request_id,
-                       "error": {"code": -32600, "message": message}}).encode()
+                       "error": {"code": code, "message": message}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()), *headers]})

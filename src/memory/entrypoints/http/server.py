@@ -28,8 +28,9 @@ from memory.domain.errors import Unavailable
 from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE
 from memory.entrypoints.daemon import LocalDaemon, root_fingerprint
 from memory.entrypoints.http.auth import verifier_for
-from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH, AuthMode, HttpConfig
+from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH, AuthMode, HttpConfig, Limits
 from memory.entrypoints.http.guards import Admission, HostOriginGuard, McpRequestGate
+from memory.entrypoints.http.limits import sessions_held, with_header_deadline
 from memory.entrypoints.http.workspace import session_scoped
 from memory.entrypoints.mcp_roots import ClientRoots
 from memory.entrypoints.mcp_server import LazyApplication, build_server
@@ -81,7 +82,8 @@ def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
     app.user_middleware.append(Middleware(
         McpRequestGate, path=MCP_PATH, max_body=config.max_body_bytes,
         max_in_flight=config.max_concurrent_per_token, read_only=ToolHints(server),
-        resource_metadata=metadata))
+        resource_metadata=metadata, limits=config.limits,
+        sessions_of=sessions_held(server.session_manager)))
     return server, HostOriginGuard(app, admission)
 
 
@@ -121,8 +123,11 @@ def serve_http(settings: Settings, config: HttpConfig,
         log.info("ai-memory %s serving %s at %s (auth: %s)%s", __version__, settings.root,
                  config.resource_url, config.auth.value,
                  "" if settings.watch else " (not watching)")
-        uv = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", access_log=False,
-                                           lifespan="on", timeout_graceful_shutdown=3))
+        uv = uvicorn.Server(uvicorn.Config(
+            asgi, log_level="warning", access_log=False, lifespan="on",
+            timeout_graceful_shutdown=3, http=with_header_deadline(config.limits.header_timeout_s),
+            # uvicorn answers 503 once connections reach the limit, its own one included.
+            limit_concurrency=config.limits.max_connections + 1))
         if on_listening is not None:
             on_listening(config.port)
         uv.run(sockets=[sock])
@@ -161,7 +166,11 @@ def run_serve_http(args, settings: Settings) -> int:
     config = HttpConfig.from_flags(
         args.http, auth=args.auth, issuer=args.issuer, audience=args.audience, jwks=args.jwks,
         public_url=args.public_url, allow_origins=tuple(args.allow_origin),
-        max_concurrent=args.max_concurrent)
+        max_concurrent=args.max_concurrent, limits=Limits.from_flags(
+            header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
+            max_connections=args.max_connections,
+            max_sessions_per_token=args.max_sessions_per_token,
+            requests_per_minute=args.rate_limit))
     if not args.daemon_record:
         return serve_http(settings, config)
     daemon = LocalDaemon(settings.root, settings.state_dir)
