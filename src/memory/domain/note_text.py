@@ -38,6 +38,12 @@ class ContentKey:
         """A note's content_hash (what memory_get returns and memory_edit checks), hex."""
         return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
 
+    @property
+    def fingerprint(self) -> str:
+        """Which key this is, shown without giving anything away (its MAC of a constant):
+        an index whose hashes were made with another key (or none) is rebuilt once."""
+        return self.hash(b"ai-memory content key")[:12]
+
 
 def check_hash(path: str, expected: str, current: str) -> None:
     """The conflict rule: an edit applies only to the version its caller read."""

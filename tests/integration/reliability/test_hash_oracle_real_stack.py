@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 from http_harness import cli, http_server, mcp_session
 
+from memory.domain.note_text import ContentKey
+from memory.entrypoints.container import build
+from memory.entrypoints.settings import Settings
+
 WORDS = ("sunshine", "dragon", "monkey", "shadow", "master", "qwerty", "letmein", "football",
          "baseball", "welcome", "princess", "charlie", "donald", "summer", "winter", "autumn",
          "spring", "tigger", "hunter", "ranger", "thomas", "robert", "soccer", "batman",
@@ -127,3 +131,23 @@ def test_the_dictionary_attack_finds_the_password_in_a_plain_file_hash():
     """The attack is sound: had the plain sha256 been sent, it would have found the word."""
     assert guessed({hashlib.sha256(file_bytes(PASSWORD)).hexdigest()}) == [PASSWORD]
     assert guessed({hashlib.sha256(file_bytes(PASSWORD)).hexdigest()[:12]}) == [PASSWORD]
+
+
+def test_an_index_holding_hashes_of_another_key_is_rebuilt_with_this_one(tmp_path):
+    """The index keeps no hash this key did not make: one built with another key (or, before
+    hashes were keyed, plain sha256 digests) is rebuilt on the next refresh, even when no
+    note changed, instead of keeping the old values for every unchanged note."""
+    root = tmp_path / "memory"
+    (root / "Ops").mkdir(parents=True)
+    (root / "Ops/deploy.md").write_bytes(file_bytes(PASSWORD))
+    (root / "Ops/other.md").write_text("# Other\n\nNothing secret.\n", encoding="utf-8")
+    done = cli("refresh", "--root", str(root))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (root / ".ai-memory/content.key").write_text("ab" * 32 + "\n", encoding="ascii")
+    key = ContentKey(bytes.fromhex("ab" * 32))
+    done = cli("refresh", "--root", str(root))
+    assert done.returncode == 0, done.stderr[-3000:]
+    app = build(Settings.resolve(str(root), watch=False))
+    manifest = app.gateways.index().current().manifest
+    assert {p: e.content_hash for p, e in manifest.items()} == {
+        p: key.hash((root / p).read_bytes()) for p in ("Ops/deploy.md", "Ops/other.md")}

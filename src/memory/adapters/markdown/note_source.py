@@ -92,7 +92,10 @@ class MarkdownNoteSource(NoteSource):
 
     @property
     def chunking(self) -> str:
-        return f"markdown-v{CHUNKING_VERSION} window={self._window} overlap={self._overlap}"
+        # The hash rule is part of it: an index holding hashes of another key, or plain
+        # sha256 digests from before hashes were keyed, is rebuilt rather than kept.
+        return (f"markdown-v{CHUNKING_VERSION} window={self._window} overlap={self._overlap} "
+                f"hash=hmac-sha256:{self._key.fingerprint}")
 
     @property
     def root(self) -> str:
