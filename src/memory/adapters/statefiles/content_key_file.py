@@ -47,7 +47,10 @@ class FileContentKeys(ContentKeys):
             if not stat.S_ISREG(info.st_mode):
                 raise StoreError(f"the content key {self.path} is not a regular file")
             if hasattr(os, "fchmod") and stat.S_IMODE(info.st_mode) & 0o077:
-                os.fchmod(handle.fileno(), 0o600)  # a copy made readable by others: close it
+                try:
+                    os.fchmod(handle.fileno(), 0o600)  # made readable by others: close it
+                except OSError:
+                    pass  # a read-only state folder, or another owner's: the key still reads
             text = handle.read(4 * MIN_KEY_BYTES + 1).decode("ascii", "replace").strip()
         try:
             return ContentKey(bytes.fromhex(text))
