@@ -23,6 +23,8 @@ from mcp_types import Implementation
 
 from root_snapshot import snapshot
 
+from memory.adapters.statefiles import FileContentKeys
+
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 WRITE_TOOLS = {"memory_write", "memory_edit"}
 RETRIES = "Repos/payments-api/Notes/Webhook Retries.md"
@@ -105,7 +107,11 @@ class Agent:
 
 
 def file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The note's content_hash: keyed with the root's state folder key, not a plain sha256."""
+    root = next(p for p in path.parents if (p / ".ai-memory").is_dir())
+    keyed = FileContentKeys(root / ".ai-memory").key().hash(path.read_bytes())
+    assert keyed != hashlib.sha256(path.read_bytes()).hexdigest()
+    return keyed
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ from memory.domain.capture_errors import DuplicateCandidate
 from memory.domain.markdown import split_front_matter
 from memory.domain.note_reading import read_note
 from memory.domain.evidence import EvidenceItem, Signals
-from memory.domain.note_text import NoteText, file_hash
+from memory.adapters.inmemory.note_writer import TEST_KEY
+from memory.domain.note_text import NoteText
 from memory.domain.notes import Note, Status
 from memory.domain.placement import ScopeKey
 from memory.ports.capture_index import IndexOutcome
@@ -25,7 +26,7 @@ def parsed(path: str, data: bytes) -> Note:
     text = NoteText.decode(data, path)
     block = split_front_matter("\n".join(text.lines))[0]
     fields = yaml.safe_load(block) if block else {}
-    return read_note(path, text.lines, fields, content_hash=file_hash(data)).note
+    return read_note(path, text.lines, fields, content_hash=TEST_KEY.hash(data)).note
 
 
 class FakeIndex:

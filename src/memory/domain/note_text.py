@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
 
-from attrs import frozen
+from attrs import field, frozen
 
 from memory.domain.capture_errors import EditConflict
 from memory.domain.errors import InvalidRequest
@@ -13,9 +14,35 @@ from memory.domain.errors import InvalidRequest
 BOM = "\ufeff"
 
 
-def file_hash(data: bytes) -> str:
-    """A note's content_hash: sha256 of the file's bytes, hex (what memory_get returns)."""
-    return hashlib.sha256(data).hexdigest()
+MIN_KEY_BYTES = 32
+
+
+def _long_enough(_: object, __: object, secret: bytes) -> None:
+    if len(secret) < MIN_KEY_BYTES:
+        raise ValueError(f"a content key needs at least {MIN_KEY_BYTES} bytes")
+
+
+@frozen
+class ContentKey:
+    """The secret a note's content_hash is keyed with: HMAC-SHA256 of the file's bytes.
+
+    A plain sha256 of the file would let anyone who reads the hash next to the redacted
+    text test guesses of the redacted value offline; keyed, the hash still changes with
+    every byte of the file but answers no guess without the key, which never leaves the
+    server side (the state folder, or the shared store's database).
+    """
+
+    secret: bytes = field(repr=False, validator=_long_enough)
+
+    def hash(self, data: bytes) -> str:
+        """A note's content_hash (what memory_get returns and memory_edit checks), hex."""
+        return hmac.new(self.secret, data, hashlib.sha256).hexdigest()
+
+    @property
+    def fingerprint(self) -> str:
+        """Which key this is, shown without giving anything away (its MAC of a constant):
+        an index whose hashes were made with another key (or none) is rebuilt once."""
+        return self.hash(b"ai-memory content key")[:12]
 
 
 def check_hash(path: str, expected: str, current: str) -> None:
@@ -33,8 +60,8 @@ class NoteFile:
     content_hash: str
 
     @classmethod
-    def of(cls, path: str, data: bytes) -> NoteFile:
-        return cls(path=path, data=data, content_hash=file_hash(data))
+    def of(cls, path: str, data: bytes, key: ContentKey) -> NoteFile:
+        return cls(path=path, data=data, content_hash=key.hash(data))
 
 
 def _physical(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

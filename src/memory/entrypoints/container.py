@@ -13,7 +13,7 @@ from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.markdown.note_writer import MarkdownNoteWriter
 from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
                                     SqliteIndex, SqliteVectorIndex)
-from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
+from memory.adapters.statefiles import (FileContentKeys, FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.browse import NoteBrowser
@@ -29,7 +29,9 @@ from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
 from memory.domain.health import WriteAccess
+from memory.domain.note_text import ContentKey
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
+from memory.ports.content_keys import ContentKeys
 
 
 # Near duplicates of a write are judged on the index's own signals in the write's scope:
@@ -37,6 +39,10 @@ from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, defau
 DUPLICATE_SEARCH = SearchConfig(gather=GatherConfig(use_graph=False, semantic_wait_s=30.0),
                                 hop=None)
 WRITE_POLICY = RefreshPolicy(lock_timeout_s=10.0)  # then the write says it is not indexed yet
+
+
+def _content_key(keys: ContentKeys) -> ContentKey:
+    return keys.key()
 
 
 def _note_history(root: str, enabled: bool) -> GitNoteHistory | None:
@@ -48,7 +54,11 @@ class Gateways(containers.DeclarativeContainer):
     """The real adapters: Markdown files, SQLite + sqlite-vec, MiniLM, Graphify, files."""
 
     config = providers.Configuration()
-    source = providers.Singleton(MarkdownNoteSource, root=config.root)
+    # The key every content_hash is keyed with: the state folder's, or the shared store's.
+    content_keys = providers.Singleton(FileContentKeys, state_dir=config.state_dir)
+    content_key = providers.Singleton(_content_key, content_keys)
+    source = providers.Singleton(MarkdownNoteSource, root=config.root, key=content_key,
+                                 excluded=providers.List(config.state_dir))
     sqlite = providers.Singleton(SqliteIndex, state_dir=config.state_dir)
     index = providers.Singleton(SqliteGenerations, sqlite)
     lexical = providers.Singleton(SqliteChunkStore, sqlite)
@@ -71,7 +81,7 @@ class Gateways(containers.DeclarativeContainer):
     change_feed = providers.Singleton(WatchfilesChangeFeed, root=config.root,
                                       state_dir=config.state_dir)
     source_control = providers.Singleton(GitSourceControl)
-    writer = providers.Singleton(MarkdownNoteWriter, root=config.root,
+    writer = providers.Singleton(MarkdownNoteWriter, root=config.root, key=content_key,
                                  excluded=providers.List(config.state_dir))
     note_history = providers.Singleton(_note_history, root=config.root,
                                        enabled=config.git_commit)
@@ -205,7 +215,8 @@ def build(settings, *, serving: bool = False) -> Application:
 def _use_postgres(gateways: Gateways, url: str) -> None:
     """The index's whole adapter set on one Postgres database (imported only when asked
     for, so a SQLite install never loads psycopg)."""
-    from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache,
+    from memory.adapters.postgres import (PostgresContentKeys, PostgresDatabase,
+                                          PostgresEmbeddingCache,
                                           PostgresGenerations, PostgresLexicalIndex,
                                           PostgresNoteCatalogue, PostgresRefreshLock,
                                           PostgresVectorIndex)
@@ -213,7 +224,7 @@ def _use_postgres(gateways: Gateways, url: str) -> None:
     for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
                           ("catalogue", PostgresNoteCatalogue),
                           ("vectors", PostgresVectorIndex), ("cache", PostgresEmbeddingCache),
-                          ("lock", PostgresRefreshLock)):
+                          ("lock", PostgresRefreshLock), ("content_keys", PostgresContentKeys)):
         getattr(gateways, name).override(providers.Singleton(adapter, database))
     _graph_in_postgres(gateways, database)
 

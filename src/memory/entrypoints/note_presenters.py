@@ -10,7 +10,7 @@ from memory.entrypoints.text_safety import shown
 
 def get_text(doc: NoteRead) -> str:
     out = [f"note: {shown(doc.path)} (memory_id {shown(doc.memory_id)}, {doc.status}, "
-           f"sha256 {doc.content_hash[:12]})",
+           f"hash {doc.content_hash[:12]})",
            f"title: {shown(doc.title)}", _range_line(doc)]
     if doc.redacted_lines:
         out.append(f"redacted lines: {', '.join(map(str, doc.redacted_lines))}")

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from memory.adapters.markdown import MarkdownNoteSource
+from memory.adapters.markdown.atomic_files import LinkOnTheWay
+from memory.adapters.markdown.note_places import NotePlaces
+from memory.domain.note_text import ContentKey
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.notes import ScopeKind, Status
 from memory.ports.note_source import NoteSource
@@ -118,9 +121,10 @@ def test_binary_and_non_utf8_files_raise_invalid_request_naming_the_file(root):
 def test_bom_is_stripped_and_hash_is_of_the_raw_bytes(root):
     raw = "\ufeff---\ntitle: Bom\n---\nbody\n".encode("utf-8")
     write(root, "bom.md", raw)
-    doc = MarkdownNoteSource(root).load("bom.md")
+    key = ContentKey(b"a test's content key, 32 bytes..")
+    doc = MarkdownNoteSource(root, key=key).load("bom.md")
     assert doc.note.title == "Bom" and doc.lines[0] == "---"
-    assert doc.note.content_hash == hashlib.sha256(raw).hexdigest()
+    assert doc.note.content_hash == key.hash(raw) != hashlib.sha256(raw).hexdigest()
 
 
 def test_bad_yaml_still_indexes_the_body_with_a_warning(root):
@@ -318,3 +322,52 @@ def test_secret_values_are_replaced_before_the_note_is_derived(root):
     assert any("memory_id ignored: looks like a secret" in w for w in doc.warnings)
     assert any("secret-shaped text on line(s) 2, 3, 4, 5, 8, 9" in w for w in doc.warnings)
     assert key in (root / "Repos/ops/keys.md").read_text("utf-8")  # the note is never rewritten
+
+
+LINKED = {  # a link's path -> what it points at, relative to the root
+    "git.md": ".git/config",
+    "Notes/state.md": "state/kept.md",
+    "hidden.md": ".hidden/n.md",
+    "Notes/dot.md": "Notes/.draft.md",
+    "Notes/text.md": "Notes/data.txt",
+    "deep/a/b/default-state.md": ".ai-memory/index.md",
+    "Notes/through-folder.md": "Notes/linked/n.md",  # Notes/linked -> ../.hidden
+}
+
+
+def test_a_link_into_git_a_state_or_hidden_folder_is_never_a_note(root, tmp_path):
+    for target in (".git/config", "state/kept.md", ".hidden/n.md", "Notes/.draft.md",
+                   "Notes/data.txt", ".ai-memory/index.md"):
+        write(root, target, "# Kept\n\nkeptmarker\n")
+    write(tmp_path / "elsewhere-state", "kept.md", "# Kept\n\nkeptmarker\n")
+    write(root, "Notes/real.md", "# Real\n")
+    (root / "Notes/linked").symlink_to("../.hidden", target_is_directory=True)
+    for rel, target in {**LINKED, "alias.md": "Notes/real.md"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).symlink_to(os.path.relpath(root / target, (root / rel).parent))
+    (root / "outside-state.md").symlink_to(tmp_path / "elsewhere-state/kept.md")
+    source = MarkdownNoteSource(root, excluded=[root / "state", tmp_path / "elsewhere-state"])
+    scan = source.scan()
+    assert list(scan.files) == ["Notes/real.md", "alias.md"]
+    joined = "\n".join(scan.warnings)
+    assert all(rel in joined for rel in (*LINKED, "outside-state.md")), joined
+    assert source.load("alias.md").note.title == "Real"
+    for rel in (*LINKED, "outside-state.md", "state/kept.md"):
+        assert source.stat(rel) is None, rel
+        with pytest.raises(InvalidRequest) as refused:
+            source.load(rel)
+        assert "keptmarker" not in str(refused.value)
+
+
+def test_a_note_whose_folder_becomes_a_link_after_the_check_is_not_read(root, tmp_path):
+    write(root, "Notes/n.md", "# N\n")
+    write(tmp_path / "outside", "n.md", "# Outside\n")
+    places = NotePlaces(os.path.realpath(root))
+    real = os.path.realpath(root / "Notes/n.md")
+    assert places.refusal(real) is None and places.read(real, 100)[0] == b"# N\n"
+    os.rename(root / "Notes", root / "Moved")
+    (root / "Notes").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(LinkOnTheWay):
+        places.read(real, 100)
+    with pytest.raises(InvalidRequest):
+        MarkdownNoteSource(root).load("Notes/n.md")

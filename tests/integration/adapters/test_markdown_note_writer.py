@@ -19,11 +19,15 @@ from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.new_note import Author, NewNote
 from memory.domain.note_edits import Move, SetFields
 from memory.domain.settable_fields import FieldChanges
-from memory.domain.note_text import NoteText, file_hash
+from memory.domain.note_text import NoteText
 from memory.domain.notes import ScopeKind, Status
 from memory.domain.placement import WriteScope
 from memory.ports.errors import StoreError
 from root_snapshot import snapshot
+
+from memory.adapters.markdown.process_key import PROCESS_KEY
+
+file_hash = PROCESS_KEY.hash  # the key of a writer built without one
 
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 NOTE = "Repos/api/Notes/retries.md"
@@ -123,7 +127,7 @@ def test_move_puts_the_note_at_its_new_path_and_nowhere_else(writer, root):
 
 def test_a_failing_rename_leaves_no_temporary_file_and_no_new_folder(writer, root,
                                                                       monkeypatch):
-    def full_disk(*_):
+    def full_disk(*_, **__):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(atomic_files.os, "link", full_disk)
     monkeypatch.setattr(atomic_files.os, "replace", full_disk)
@@ -273,3 +277,64 @@ def test_four_threads_on_one_writer_lose_nothing(writer, root):
     lines = (root / NOTE).read_bytes().decode().split("\n")
     assert other == [] and len(accepted) + len(conflicts) == 120 and accepted
     assert sorted(line for line in lines if line.startswith("thread ")) == sorted(accepted)
+
+
+EDITS = 2000  # a few seconds; a check-then-open writer loses this race many times over
+
+
+def test_a_folder_swapped_for_a_link_during_writes_never_sends_one_outside(root, tmp_path):
+    """A racer swaps the note's folder for a link out of the root and back, again and again,
+    while edits run: each edit lands in the note's own folder or is refused, none reaches
+    the file the link points at (it even holds the same bytes, so a hash check passes)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "retries.md").write_bytes(TEXT)
+    folder, held = root / "Repos/api/Notes", root / "Repos/api/held"
+    writer = MarkdownNoteWriter(root, lock_timeout_s=30)
+    stop, swaps = threading.Event(), []
+
+    def racer() -> None:
+        while not stop.is_set() and len(swaps) < 20_000:
+            os.rename(folder, held)
+            os.symlink(outside, folder)
+            os.unlink(folder)
+            os.rename(held, folder)
+            swaps.append(1)
+
+    thread = threading.Thread(target=racer)
+    thread.start()
+    current, last, landed, refused = file_hash(TEXT), TEXT, 0, 0
+    try:
+        for i in range(EDITS):
+            data = TEXT + f"edit {i}\n".encode()
+            try:
+                current = writer.replace(NOTE, data, expected_hash=current).content_hash
+            except (InvalidRequest, NotFound) as e:
+                assert "symbolic link" in str(e) or "no note" in str(e), e
+                refused += 1
+                continue
+            last, landed = data, landed + 1
+    finally:
+        stop.set()
+        thread.join()
+    assert os.listdir(outside) == ["retries.md"] and (outside / "retries.md").read_bytes() == TEXT
+    assert (root / NOTE).read_bytes() == last and landed + refused == EDITS and swaps
+    assert sorted(os.listdir(folder)) == ["retries.md"]  # no temporary file stayed behind
+
+
+def test_steps_in_an_opened_folder_stay_there_when_its_name_becomes_a_link(tmp_path):
+    """The mechanism under the writer: once a folder is opened, renaming it away and putting
+    a link in its place moves nothing that follows; a new walk refuses the link."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "a/b").mkdir(parents=True)
+    outside.mkdir()
+    with atomic_files.walked(root, ["a", "b"]) as (folder, _):
+        os.rename(root / "a", root / "moved")
+        os.symlink(outside, root / "a", target_is_directory=True)
+        folder.rename_no_replace(folder.write_temp("n.md", b"x"), "n.md")
+        assert folder.read("n.md", 10)[0] == b"x"
+    assert (root / "moved/b/n.md").read_bytes() == b"x" and os.listdir(outside) == []
+    with pytest.raises(atomic_files.LinkOnTheWay):
+        with atomic_files.walked(root, ["a", "b"]):
+            pass
+    assert os.listdir(outside) == []

@@ -6,14 +6,17 @@ from memory.adapters.inmemory.note_writer import InMemoryNoteWriter
 from memory.adapters.markdown.note_writer import MarkdownNoteWriter
 from memory.domain.capture_errors import EditConflict, NoteAlreadyExists
 from memory.domain.errors import InvalidRequest, NotFound
-from memory.domain.note_text import file_hash
+from memory.domain.note_text import ContentKey
+
+KEY = ContentKey(b"the contract's own content key..")
+file_hash = KEY.hash
 
 
 @pytest.fixture(params=["in-memory", "markdown"])
 def writer(request, tmp_path):
     if request.param == "in-memory":
-        return InMemoryNoteWriter()
-    return MarkdownNoteWriter(tmp_path)
+        return InMemoryNoteWriter(key=KEY)
+    return MarkdownNoteWriter(tmp_path, key=KEY)
 
 
 def test_create_then_read_gives_the_bytes_and_their_hash(writer):

@@ -104,6 +104,14 @@ class LiveRoot:
             app.gateways.embedder.override(providers.Object(embedder))
         return app.use_cases.service()
 
+    def content_key(self):
+        """The key this root's content_hash values are keyed with (as the container finds
+        it: the state folder's file, or the store's row)."""
+        from memory.entrypoints.container import build
+        from memory.entrypoints.settings import Settings
+        app = build(Settings.resolve(str(self.path), watch=False, store=self.store))
+        return app.gateways.content_key()
+
     # -- derived state, read only ------------------------------------------------------
 
     def index_problems(self) -> list[str]:

@@ -9,7 +9,6 @@ Scale with AI_MEMORY_SERVERS and AI_MEMORY_ROUNDS (scripts/stress.py does).
 
 from __future__ import annotations
 
-import hashlib
 import os
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -59,12 +58,13 @@ class Published:
 
     def __init__(self, root: LiveRoot):
         self.root = root
-        self.versions: dict[str, list[str]] = {}  # sha256 of the bytes -> lines
-        self.manifests: dict[str, dict[str, str]] = {}  # generation -> path -> sha256
+        self.versions: dict[str, list[str]] = {}  # content_hash of the bytes -> lines
+        self.manifests: dict[str, dict[str, str]] = {}  # generation -> path -> content_hash
+        self.key = root.content_key()
 
     def wrote(self, rel: str, text: str) -> None:
         self.root.write(rel, text, atomic=True)
-        self.versions[hashlib.sha256(text.encode("utf-8")).hexdigest()] = text.split("\n")
+        self.versions[self.key.hash(text.encode("utf-8"))] = text.split("\n")
 
     def look(self) -> None:
         """Read the manifest of every generation not seen yet (while the index holds it)."""

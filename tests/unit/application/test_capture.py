@@ -16,7 +16,9 @@ from memory.domain.capture_errors import (DuplicateCandidate, DuplicateKnowledge
 from memory.domain.markdown import split_front_matter
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.new_note import Author
-from memory.domain.note_text import file_hash
+from memory.adapters.inmemory.note_writer import TEST_KEY
+
+file_hash = TEST_KEY.hash  # the fake writer's key
 
 CLIENT = Author.named("claude-code")
 OLD = b"---\nmemory_id: api-retry-v1\ntitle: Retry keys\n---\n# Retry keys\n\nPer attempt.\n"

@@ -13,7 +13,7 @@ from memory.domain.errors import InvalidRequest
 from memory.domain.note_edits import (MAX_NOTE_BYTES, Append, Archive, Move, ReplaceLines,
                                       SetFields, Supersede, checked)
 from memory.domain.settable_fields import FieldChanges
-from memory.domain.note_text import NoteText, check_hash, file_hash
+from memory.domain.note_text import ContentKey, NoteText, check_hash
 
 TODAY = dt.date(2026, 1, 15)
 HAND_WRITTEN = (
@@ -36,6 +36,8 @@ HAND_WRITTEN = (
     "## Why\r\n"
     "Incident INC-1."
 )
+
+file_hash = ContentKey(b"a test's content key, 32 bytes..").hash
 
 
 def note(text: str) -> NoteText:

@@ -10,7 +10,9 @@ from memory.adapters.inmemory import FixedClock
 from memory.adapters.inmemory.note_writer import InMemoryNoteWriter
 from memory.application.capture import CaptureService
 from memory.domain.capture_errors import DuplicateCandidate
-from memory.domain.note_text import file_hash
+from memory.adapters.inmemory.note_writer import TEST_KEY
+
+file_hash = TEST_KEY.hash  # the fake writer's key
 from memory.entrypoints.mcp_server import INSTRUCTIONS, WRITE_INSTRUCTIONS, build_server
 
 OLD = b"---\nmemory_id: api-retry\ntitle: Retry keys\n---\n# Retry keys\n\nPer attempt.\n"

@@ -5,11 +5,14 @@ index never keeps: secret values (the parsed lines have them replaced), front ma
 would parse with its own YAML loader (aliases, deep nesting) and copy onto graph nodes,
 names that are not text. The mirror holds the parsed lines under the note paths (printable
 by construction), front matter blanked so every line keeps its number. It is brought up to
-date by each build, so a note that did not change costs a read, not a write.
+date by each build, so a note that did not change costs a read, not a write. A symbolic
+link found in the mirror (only the build writes there; one can arrive with a checkout that
+tracks the state folder) is removed, never followed: the mirror is written nowhere else.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,20 +30,46 @@ def mirror_text(doc: NoteDocument) -> str:
     return "\n".join(lines) + "\n"
 
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def _same(target: str, text: str) -> bool:
     try:
-        with open(target, encoding="utf-8", newline="") as handle:
+        fd = os.open(target, os.O_RDONLY | NOFOLLOW)
+        with open(fd, encoding="utf-8", newline="") as handle:
             return handle.read(len(text) + 1) == text
     except (OSError, ValueError):
         return False
 
 
-def _write(target: str, text: str, made: set[str]) -> None:
+def _folders(folder: Path, parent: str) -> None:
+    """Every folder from the mirror down to parent made, none of them a link."""
+    current = str(folder)
+    for name in Path(os.path.relpath(parent, folder)).parts:
+        current = os.path.join(current, name)
+        if os.path.islink(current):
+            os.unlink(current)
+        try:
+            os.mkdir(current)
+        except FileExistsError:
+            pass
+
+
+def _write(folder: Path, target: str, text: str, made: set[str]) -> None:
     parent = os.path.dirname(target)
     if parent not in made:
-        os.makedirs(parent, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
+        _folders(folder, parent)
         made.add(parent)
-    with open(target, "w", encoding="utf-8", newline="\n") as handle:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        os.unlink(target)  # a link where a mirror file belongs: replaced, not followed
+        fd = os.open(target, flags | os.O_EXCL, 0o644)
+    with open(fd, "w", encoding="utf-8", newline="\n") as handle:
         handle.write(text)
 
 
@@ -59,7 +88,7 @@ def update_mirror(folder: Path, documents: Sequence[NoteDocument]) -> tuple[list
         text = mirror_text(doc)
         try:
             if not _same(target, text):
-                _write(target, text, made)
+                _write(folder, target, text, made)
         except (OSError, ValueError):
             left_out.append(path)
             continue
@@ -76,7 +105,8 @@ def _remove_others(folder: Path, kept: dict[str, str]) -> None:
             if path not in kept:
                 os.unlink(path)
         for name in dirs:
+            path = os.path.join(top, name)
             try:
-                os.rmdir(os.path.join(top, name))
+                os.unlink(path) if os.path.islink(path) else os.rmdir(path)
             except OSError:
                 pass  # not empty

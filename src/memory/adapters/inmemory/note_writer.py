@@ -9,17 +9,20 @@ from memory.domain.capture_errors import NoteAlreadyExists
 from memory.domain.errors import NotFound
 from memory.domain.file_names import writable_note_path
 from memory.domain.new_note import Author
-from memory.domain.note_text import NoteFile, check_hash, file_hash
+from memory.domain.note_text import ContentKey, NoteFile, check_hash
 from memory.domain.notes import note_path
 from memory.ports.errors import StoreError
 from memory.ports.note_history import HistoryError, NoteHistory
 from memory.ports.note_writer import NoteWriter
 
+TEST_KEY = ContentKey(b"in-memory content key, for tests.")
+
 
 class InMemoryNoteWriter(NoteWriter):
     """Files by relative path; `calls` records each call, `failing` paths fail like a full disk."""
 
-    def __init__(self, files: dict[str, bytes] | None = None):
+    def __init__(self, files: dict[str, bytes] | None = None, *, key: ContentKey = TEST_KEY):
+        self.key = key
         self.files: dict[str, bytes] = dict(files or {})
         self.calls: list[tuple[str, str]] = []
         self.failing: set[str] = set()
@@ -28,7 +31,7 @@ class InMemoryNoteWriter(NoteWriter):
     def read(self, path: str) -> NoteFile:
         rel = note_path(path)
         with self._lock:
-            return NoteFile.of(rel, self._current(rel))
+            return NoteFile.of(rel, self._current(rel), self.key)
 
     def create(self, path: str, data: bytes) -> NoteFile:
         rel = self._called("create", path, new=True)
@@ -36,14 +39,14 @@ class InMemoryNoteWriter(NoteWriter):
             if rel in self.files:
                 raise NoteAlreadyExists(rel)
             self.files[rel] = data
-        return NoteFile.of(rel, data)
+        return NoteFile.of(rel, data, self.key)
 
     def replace(self, path: str, data: bytes, *, expected_hash: str) -> NoteFile:
         rel = self._called("replace", path)
         with self._lock:
-            check_hash(rel, expected_hash, file_hash(self._current(rel)))
+            check_hash(rel, expected_hash, self.key.hash(self._current(rel)))
             self.files[rel] = data
-        return NoteFile.of(rel, data)
+        return NoteFile.of(rel, data, self.key)
 
     def move(self, path: str, new_path: str, data: bytes, *, expected_hash: str) -> NoteFile:
         rel = self._called("move", path)
@@ -52,10 +55,10 @@ class InMemoryNoteWriter(NoteWriter):
             current = self._current(rel)
             if new_rel in self.files:
                 raise NoteAlreadyExists(new_rel)
-            check_hash(rel, expected_hash, file_hash(current))
+            check_hash(rel, expected_hash, self.key.hash(current))
             del self.files[rel]
             self.files[new_rel] = data
-        return NoteFile.of(new_rel, data)
+        return NoteFile.of(new_rel, data, self.key)
 
     def _called(self, what: str, path: str, *, new: bool = False) -> str:
         rel = writable_note_path(path) if new else note_path(path)

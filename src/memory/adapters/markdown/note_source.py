@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
-import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 
+from memory.adapters.markdown.atomic_files import LinkOnTheWay
 from memory.adapters.markdown.file_names import (find_entry, printable_name, printable_path,
                                                  real_path)
+from memory.adapters.markdown.note_places import NotePlaces
+from memory.adapters.markdown.process_key import PROCESS_KEY
 from memory.domain.chunking import CHUNKING_VERSION
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.markdown import front_matter_lines, split_lines
 from memory.domain.note_reading import read_note
+from memory.domain.note_text import ContentKey
 from memory.domain.notes import NoteDocument, note_path
 from memory.domain.refresh import SourceFile, SourceScan
 from memory.ports.note_source import NoteSource
@@ -70,27 +73,33 @@ def _yaml_reason(error: Exception) -> str:
 
 
 class MarkdownNoteSource(NoteSource):
-    """Notes under a root folder; dot-folders (.git, .obsidian, .trash, .ai-memory) are skipped."""
+    """Notes under a root folder; dot-folders (.git, .obsidian, .trash, .ai-memory), the
+    state folder (`excluded`) and links pointing into any of them are skipped (NotePlaces).
+    A note's content_hash is keyed with `key`."""
 
-    def __init__(self, root: str | Path, *, max_file_bytes: int = 2_000_000,
+    def __init__(self, root: str | Path, *, key: ContentKey = PROCESS_KEY,
+                 excluded: Sequence[str | os.PathLike[str]] = (),
+                 max_file_bytes: int = 2_000_000,
                  max_front_matter_bytes: int = 64_000, window: int = 8, overlap: int = 2):
         if window < 1 or not 0 <= overlap < window:
             raise InvalidRequest(f"chunk window {window} / overlap {overlap} is not usable")
         self._root = os.path.realpath(os.fspath(root))
+        self._places = NotePlaces(self._root, excluded)
+        self._key = key
         self._max_file_bytes = max_file_bytes
         self._max_front_matter_bytes = max_front_matter_bytes
         self._window, self._overlap = window, overlap
 
     @property
     def chunking(self) -> str:
-        return f"markdown-v{CHUNKING_VERSION} window={self._window} overlap={self._overlap}"
+        # The hash rule is part of it: an index holding hashes of another key, or plain
+        # sha256 digests from before hashes were keyed, is rebuilt rather than kept.
+        return (f"markdown-v{CHUNKING_VERSION} window={self._window} overlap={self._overlap} "
+                f"hash=hmac-sha256:{self._key.fingerprint}")
 
     @property
     def root(self) -> str:
         return self._root
-
-    def _inside(self, real: str) -> bool:
-        return os.path.commonpath([self._root, real]) == self._root
 
     # -- scan ---------------------------------------------------------------------------
 
@@ -133,13 +142,17 @@ class MarkdownNoteSource(NoteSource):
                 if is_md:
                     warnings.append(f"{rel}: skipped, broken symlink")
                 return
-            if (is_md or os.path.isdir(real)) and not self._inside(real):
-                warnings.append(f"{rel}: skipped, symlink points outside the memory root")
-                return
             if os.path.isdir(real):
+                if not self._places.inside(real):
+                    warnings.append(f"{rel}: skipped, symlink points outside the memory root")
                 return  # its target inside the root is scanned where it lives; no loops
+            reason = self._places.refusal(real) if is_md else None
+            if reason:
+                warnings.append(f"{rel}: skipped, symlink {reason}")
+                return
         elif entry.is_dir(follow_symlinks=False):
-            pending.append((rel, entry.path))
+            if not self._places.excluded(entry.path):
+                pending.append((rel, entry.path))
             return
         if not is_md or not entry.is_file():
             return
@@ -157,8 +170,9 @@ class MarkdownNoteSource(NoteSource):
         folder = self._root
         for part in parts[:-1]:
             folder = os.path.join(folder, find_entry(folder, part))
-            if part.startswith(".") or os.path.islink(folder) or not os.path.isdir(folder):
-                return None  # the scan never enters hidden or linked folders
+            if part.startswith(".") or os.path.islink(folder) or not os.path.isdir(folder) \
+                    or self._places.excluded(folder):
+                return None  # the scan never enters hidden, linked or state folders
         files: dict[str, SourceFile] = {}
         try:
             with os.scandir(folder) as it:
@@ -176,8 +190,9 @@ class MarkdownNoteSource(NoteSource):
     def load(self, path: str) -> NoteDocument:
         rel = printable_path(note_path(path))
         real = os.path.realpath(real_path(self._root, rel))
-        if not self._inside(real):
-            raise InvalidRequest(f"{rel}: resolves outside the memory root")
+        reason = self._places.refusal(real)
+        if reason:
+            raise InvalidRequest(f"{rel}: not a note, it {reason}")
         raw = self._read(rel, real)
         if b"\x00" in raw:
             raise InvalidRequest(f"{rel}: binary file (NUL bytes), not a Markdown note")
@@ -188,25 +203,24 @@ class MarkdownNoteSource(NoteSource):
         lines = split_lines(text)
         warnings: list[str] = []
         data = self._front_matter(rel, front_matter_lines(lines)[0], warnings)
-        return read_note(rel, lines, data, content_hash=hashlib.sha256(raw).hexdigest(),
+        return read_note(rel, lines, data, content_hash=self._key.hash(raw),
                          warnings=warnings, window=self._window, overlap=self._overlap)
 
     def _read(self, rel: str, real: str) -> bytes:
         try:
-            info = os.stat(real)
-            if not stat.S_ISREG(info.st_mode):
-                raise NotFound(f"{rel}: not a file")
-            if info.st_size > self._max_file_bytes:
-                raise InvalidRequest(f"{rel}: {info.st_size} bytes is over the "
-                                     f"{self._max_file_bytes}-byte limit")
-            with open(real, "rb") as handle:
-                raw = handle.read(self._max_file_bytes + 1)
+            raw, info = self._places.read(real, self._max_file_bytes + 1)
+        except LinkOnTheWay:
+            raise InvalidRequest(f"{rel}: became a symbolic link while it was read; "
+                                 "not read") from None
+        except IsADirectoryError:
+            raise NotFound(f"{rel}: not a file") from None
         except (FileNotFoundError, NotADirectoryError):
             raise NotFound(f"no note at {rel}") from None
         except OSError as e:
             raise InvalidRequest(f"{rel}: cannot be read: {e.strerror or e}") from e
         if len(raw) > self._max_file_bytes:
-            raise InvalidRequest(f"{rel}: over the {self._max_file_bytes}-byte limit")
+            raise InvalidRequest(f"{rel}: {info.st_size} bytes is over the "
+                                 f"{self._max_file_bytes}-byte limit")
         return raw
 
     def _front_matter(self, rel: str, yaml_text: str | None, warnings: list[str]) -> dict | None:

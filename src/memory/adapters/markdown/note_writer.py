@@ -11,34 +11,41 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from memory.adapters.markdown.atomic_files import (discard, make_folders, remove_folders,
-                                                   rename_no_replace, replace_file,
-                                                   sync_folder, write_temp)
+from memory.adapters.markdown.atomic_files import Folder, LinkOnTheWay, remove_made, walked
+from memory.adapters.markdown.process_key import PROCESS_KEY
 from memory.domain.capture_errors import NoteAlreadyExists, WriteBusy
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.file_names import writable_note_path
-from memory.domain.note_text import NoteFile, check_hash, file_hash
+from memory.domain.note_text import ContentKey, NoteFile, check_hash
 from memory.domain.notes import note_path
 from memory.ports.errors import StoreError
 from memory.ports.note_writer import NoteWriter
 
 STATE_FOLDER = ".ai-memory"
+Rename = Callable[[Folder, str, str], None]
 
 
 class MarkdownNoteWriter(NoteWriter):
     """Writes `.md` files under root; the lock is `<root>/.ai-memory/locks/write.lock` unless
-    given, so every server and CLI on one root shares it whatever its state folder."""
+    given, so every server and CLI on one root shares it whatever its state folder.
 
-    def __init__(self, root: str | os.PathLike[str], *,
+    Every file step is taken relative to folder handles opened from the root without
+    following a link (atomic_files), so a folder swapped for a link between the checks and
+    the write cannot send the write anywhere else: it lands in the folder that was checked,
+    or is refused.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, key: ContentKey = PROCESS_KEY,
                  lock_path: str | os.PathLike[str] | None = None,
                  excluded: Sequence[str | os.PathLike[str]] = (),
                  lock_timeout_s: float = 10.0, max_file_bytes: int = 2_000_000):
         self._root = Path(os.path.realpath(os.fspath(root)))
+        self._key = key
         self._lock_path = Path(lock_path) if lock_path else \
             self._root / STATE_FOLDER / "locks" / "write.lock"
         self._excluded = tuple(Path(os.path.realpath(os.fspath(p))) for p in excluded)
@@ -48,93 +55,95 @@ class MarkdownNoteWriter(NoteWriter):
     # -- the port --------------------------------------------------------------------------
 
     def read(self, path: str) -> NoteFile:
-        rel, real = self._resolve(path)
-        return NoteFile.of(rel, self._read(rel, real))
+        rel, names = self._resolve(path)
+        with self._folder(rel, names[:-1]) as (folder, _):
+            return NoteFile.of(rel, self._read(rel, folder, names[-1]), self._key)
 
     def create(self, path: str, data: bytes) -> NoteFile:
         self._resolve(path, new=True)  # a refused path never even takes the lock
         with self._lock():
-            rel, real = self._resolve(path, new=True)
-            made = self._folders(rel, real.parent)
-            try:
-                self._put_new(rel, real, data)
-            except BaseException:
-                remove_folders(made)
-                raise
-        return NoteFile.of(rel, data)
+            rel, names = self._resolve(path, new=True)
+            with self._folder(rel, names[:-1], make=True) as (folder, made):
+                try:
+                    self._put_new(rel, folder, names[-1], data)
+                except BaseException:
+                    remove_made(made)
+                    raise
+        return NoteFile.of(rel, data, self._key)
 
     def replace(self, path: str, data: bytes, *, expected_hash: str) -> NoteFile:
         self._resolve(path)
         with self._lock():
-            rel, real = self._resolve(path)
-            self._read(rel, real)  # NotFound before a temporary file is made
-            self._install(rel, real, data, replace_file, mode_of=real,
-                          check=lambda: self._unchanged(rel, real, expected_hash))
-        return NoteFile.of(rel, data)
+            rel, names = self._resolve(path)
+            with self._folder(rel, names[:-1]) as (folder, _):
+                name = names[-1]
+                self._read(rel, folder, name)  # NotFound before a temporary file is made
+                self._install(rel, folder, name, data, Folder.replace,
+                              mode=_mode(folder, name),
+                              check=lambda: self._unchanged(rel, folder, name, expected_hash))
+        return NoteFile.of(rel, data, self._key)
 
     def move(self, path: str, new_path: str, data: bytes, *, expected_hash: str) -> NoteFile:
         self._resolve(path), self._resolve(new_path, new=True)
         with self._lock():
-            rel, real = self._resolve(path)
-            new_rel, new_real = self._resolve(new_path, new=True)
-            if os.path.normcase(real) == os.path.normcase(new_real):
+            rel, names = self._resolve(path)
+            new_rel, new_names = self._resolve(new_path, new=True)
+            if os.path.normcase("/".join(names)) == os.path.normcase("/".join(new_names)):
                 raise InvalidRequest(f"{rel} is already at {new_path}")
-            self._read(rel, real)
-            made = self._folders(new_rel, new_real.parent)
-            try:
-                self._move(rel, real, new_rel, new_real, data, expected_hash)
-            except BaseException:
-                remove_folders(made)
-                raise
-        return NoteFile.of(new_rel, data)
+            with self._folder(rel, names[:-1]) as (old, _):
+                self._read(rel, old, names[-1])
+                with self._folder(new_rel, new_names[:-1], make=True) as (new, made):
+                    try:
+                        self._move(rel, old, names[-1], new_rel, new, new_names[-1], data,
+                                   expected_hash)
+                    except BaseException:
+                        remove_made(made)
+                        raise
+        return NoteFile.of(new_rel, data, self._key)
 
     # -- steps -----------------------------------------------------------------------------
 
-    def _put_new(self, rel: str, real: Path, data: bytes) -> None:
-        if os.path.lexists(real):
+    def _put_new(self, rel: str, folder: Folder, name: str, data: bytes) -> None:
+        if folder.lstat(name) is not None:
             raise NoteAlreadyExists(rel)
-        self._install(rel, real, data, rename_no_replace)
+        self._install(rel, folder, name, data, Folder.rename_no_replace)
 
-    def _move(self, rel: str, real: Path, new_rel: str, new_real: Path, data: bytes,
-              expected_hash: str) -> None:
-        self._put_checked(rel, real, new_rel, new_real, data, expected_hash)
+    def _move(self, rel: str, old: Folder, name: str, new_rel: str, new: Folder,
+              new_name: str, data: bytes, expected_hash: str) -> None:
+        if new.lstat(new_name) is not None:
+            raise NoteAlreadyExists(new_rel)
+        self._install(new_rel, new, new_name, data, Folder.rename_no_replace,
+                      mode=_mode(old, name),
+                      check=lambda: self._unchanged(rel, old, name, expected_hash))
         try:
-            os.unlink(real)  # the old name only: its bytes now live at the new one
+            old.unlink(name)  # the old name only: its bytes now live at the new one
         except OSError as e:
             try:
-                os.unlink(new_real)  # undo: one note, at its old path, as it was
+                new.unlink(new_name)  # undo: one note, at its old path, as it was
             except OSError:
                 raise StoreError(f"moving {rel}: the note is at both {rel} and {new_rel} "
                                  f"({e.strerror or e}); remove one by hand") from e
             raise StoreError(f"cannot move {rel}: {e.strerror or e}") from e
-        sync_folder(real.parent)
+        old.sync()
 
-    def _put_checked(self, rel: str, real: Path, new_rel: str, new_real: Path, data: bytes,
-                     expected_hash: str) -> None:
-        if os.path.lexists(new_real):
-            raise NoteAlreadyExists(new_rel)
-        self._install(new_rel, new_real, data, rename_no_replace, mode_of=real,
-                      check=lambda: self._unchanged(rel, real, expected_hash))
-
-    def _install(self, rel: str, target: Path, data: bytes,
-                 rename: Callable[[Path, Path], None], *, mode_of: Path | None = None,
-                 check: Callable[[], None] | None = None) -> None:
-        """Data synced to a temporary file beside target, then `check` (the hash rule) right
-        before `rename` puts it at target; the temporary file never stays."""
+    def _install(self, rel: str, folder: Folder, name: str, data: bytes, rename: Rename, *,
+                 mode: int | None = None, check: Callable[[], None] | None = None) -> None:
+        """Data synced to a temporary file beside the note, then `check` (the hash rule)
+        right before `rename` puts it at the note's name; the temporary file never stays."""
         try:
-            temp = write_temp(target, data, mode_of=mode_of)
+            temp = folder.write_temp(name, data, mode=mode)
         except OSError as e:
             raise StoreError(f"cannot write {rel}: {e.strerror or e}") from e
         try:
             if check is not None:
                 check()
-            self._io(rel, lambda: rename(temp, target))
+            self._io(rel, lambda: rename(folder, temp, name))
         finally:
-            discard(temp)
-        sync_folder(target.parent)
+            folder.discard(temp)
+        folder.sync()
 
-    def _unchanged(self, rel: str, real: Path, expected_hash: str) -> None:
-        check_hash(rel, expected_hash, file_hash(self._read(rel, real)))
+    def _unchanged(self, rel: str, folder: Folder, name: str, expected_hash: str) -> None:
+        check_hash(rel, expected_hash, self._key.hash(self._read(rel, folder, name)))
 
     def _io(self, rel: str, step) -> None:
         try:
@@ -144,30 +153,55 @@ class MarkdownNoteWriter(NoteWriter):
         except OSError as e:
             raise StoreError(f"cannot write {rel}: {e.strerror or e}") from e
 
-    def _folders(self, rel: str, folder: Path) -> list[Path]:
+    @contextmanager
+    def _folder(self, rel: str, names: Sequence[str], *,
+                make: bool = False) -> Iterator[tuple[Folder, list[tuple[Folder, str]]]]:
+        """The note's folder, opened name by name from the root without following a link;
+        only the walk's own failures are translated here, not those of the steps inside."""
+        stack = ExitStack()
         try:
-            return make_folders(self._root, folder)
+            opened = stack.enter_context(walked(self._root, names, make=make))
+        except LinkOnTheWay as e:
+            raise self._linked(rel, Path(e.filename)) from None
+        except (FileNotFoundError, NotADirectoryError):
+            if make:
+                raise StoreError(f"cannot create the folder of {rel}: a file is in the way "
+                                 "or a folder went away") from None
+            raise NotFound(f"no note at {rel}") from None
         except OSError as e:
-            raise StoreError(f"cannot create the folder of {rel}: {e.strerror or e}") from e
+            what = "create the folder of" if make else "read"
+            raise StoreError(f"cannot {what} {rel}: {e.strerror or e}") from e
+        with stack:
+            yield opened
 
-    def _read(self, rel: str, real: Path) -> bytes:
+    def _read(self, rel: str, folder: Folder, name: str) -> bytes:
         try:
-            info = os.stat(real, follow_symlinks=False)
-            if not stat.S_ISREG(info.st_mode):
-                raise InvalidRequest(f"{rel} is not a regular file")
-            if info.st_size > self._max_file_bytes:
-                raise InvalidRequest(f"{rel} is over the {self._max_file_bytes}-byte limit")
-            with open(real, "rb") as handle:
-                return handle.read(self._max_file_bytes + 1)
+            data, _ = folder.read(name, self._max_file_bytes + 1)
+        except LinkOnTheWay:
+            raise self._linked(rel, folder.path / name) from None
+        except IsADirectoryError:
+            raise InvalidRequest(f"{rel} is not a regular file") from None
         except (FileNotFoundError, NotADirectoryError):
             raise NotFound(f"no note at {rel}") from None
         except OSError as e:
             raise StoreError(f"cannot read {rel}: {e.strerror or e}") from e
+        if len(data) > self._max_file_bytes:
+            raise InvalidRequest(f"{rel} is over the {self._max_file_bytes}-byte limit")
+        return data
 
     # -- where -----------------------------------------------------------------------------
 
-    def _resolve(self, path: str, *, new: bool = False) -> tuple[str, Path]:
-        """The checked relative path and its place on disk; no symbolic link on the way.
+    def _linked(self, rel: str, where: Path) -> InvalidRequest:
+        try:
+            shown = where.relative_to(self._root).as_posix()
+        except ValueError:
+            shown = where.name
+        return InvalidRequest(f"{rel}: {shown} is a symbolic link; write to where it points "
+                              "instead")
+
+    def _resolve(self, path: str, *, new: bool = False) -> tuple[str, list[str]]:
+        """The checked relative path and its names on disk; no symbolic link on the way
+        now (the walk by folder handles keeps it so until the write is done).
 
         A new name (`new`) must be valid everywhere; an existing note only has to be a
         note inside the root, so notes named before these rules stay editable.
@@ -181,11 +215,10 @@ class MarkdownNoteWriter(NoteWriter):
         for part in rel.split("/"):
             current = current / part
             if current.is_symlink():
-                raise InvalidRequest(f"{rel}: {current.relative_to(self._root).as_posix()} is "
-                                     "a symbolic link; write to where it points instead")
+                raise self._linked(rel, current)
         if any(current == ex or ex in current.parents for ex in self._excluded):
             raise InvalidRequest(f"{rel} is inside a folder ai-memory keeps its own state in")
-        return rel, current
+        return rel, rel.split("/")
 
     def _spelled(self, rel: str) -> str:
         """Existing folders as spelled on disk (`repos/` for `Repos/`), so a case-insensitive
@@ -227,6 +260,12 @@ class MarkdownNoteWriter(NoteWriter):
             pass
         except OSError as e:
             raise StoreError(f"cannot create the write lock {self._lock_path}: {e}") from e
+
+
+def _mode(folder: Folder, name: str) -> int | None:
+    """The note's permission bits, for the file that replaces it."""
+    info = folder.lstat(name)
+    return stat.S_IMODE(info.st_mode) if info is not None else None
 
 
 def _listing(folder: Path) -> list[str]:
