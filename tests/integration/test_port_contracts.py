@@ -529,6 +529,14 @@ def test_find_by_id_title_alias_path_or_file_name(built, name):
     assert [n.memory_id for n in built.catalogue.find(name)] == ["retry-policy"]
 
 
+@pytest.mark.parametrize("name", ["Notes/X.MD", "notes/x.md", "Notes/X", "notes/x", "X", "x-note"])
+def test_find_knows_a_note_whose_extension_is_upper_case_by_every_name(index, tmp_path, name):
+    # One name rule for every store: `.MD` is as much a Markdown extension as `.md`.
+    root = write_vault(tmp_path / "upper", {"Notes/X.MD": "---\nmemory_id: x-note\n---\n# X\n"})
+    index.publish([MarkdownNoteSource(root).load("Notes/X.MD")])
+    assert [n.memory_id for n in index.catalogue.find(name)] == ["x-note"]
+
+
 def test_find_unknown_name_finds_nothing(built):
     assert built.catalogue.find("no such note") == [] and built.catalogue.find("") == []
 

@@ -10,6 +10,7 @@ import cattrs
 import Stemmer
 from psycopg.types.json import Jsonb
 
+from memory.domain.note_keys import NoteKeys
 from memory.domain.notes import Chunk, Note, Status
 from memory.domain.scope import ScopeFilter
 from memory.domain.text import STOPWORDS, words
@@ -54,13 +55,10 @@ def tsvector_literal(frequencies: Counter) -> str:
 
 def note_values(note: Note, lines: Sequence[str]) -> tuple:
     """The values of a note row, in seals.NOTE_COLUMNS order."""
-    names = sorted({name.lower() for name in (*note.names, note.path,
-                                                note.path.removesuffix(".md"))})
+    k = NoteKeys.of(note)
     return (note.memory_id, note.path, Jsonb(_converter.unstructure(note)), Jsonb(list(lines)),
-            names, note.effective_status.value, (note.root_scope or "").lower(),
-            (note.ticket or "").upper(), note.path.lower(), sorted(note.repositories),
-            sorted(note.projects), note.is_cross_cutting)
-
+            list(k.names), k.status.value, k.root, k.ticket, k.path, list(k.repositories),
+            list(k.projects), k.cross_cutting)
 
 
 def note_from(value: dict) -> Note:

@@ -8,6 +8,7 @@ from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import lexical, scope_where
 from memory.adapters.sqlite.view import GenerationView
 from memory.domain.candidates import Hit
+from memory.domain.note_keys import exact_first, name_key
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
 from memory.ports.lexical_index import LexicalIndex
@@ -50,21 +51,14 @@ class SqliteChunkStore(LexicalIndex, NoteCatalogue):
         return self._index.read(lambda view: view.note(memory_id), None)
 
     def find(self, name: str) -> list[Note]:
-        key = (name or "").strip().lower()
+        key = name_key(name)
         if not key:
             return []
-        # Names match case-insensitively; a note spelled exactly so comes first (two notes
-        # whose paths differ only in case are two notes on Linux).
-        exact = (name or "").strip()
 
         def read(view: GenerationView) -> list[Note]:
             ids = [r[0] for r in view.conn.execute(
-                "SELECT nn.memory_id FROM note_names nn JOIN notes n "
-                "ON n.memory_id = nn.memory_id WHERE nn.name = ? GROUP BY nn.memory_id "
-                "ORDER BY max(n.memory_id = ? OR n.path = ? OR n.path = ?) DESC, n.path",
-                (key, exact, exact, exact + ".md"))]
-            found = view.notes_for(ids)
-            return [found[i] for i in ids if i in found]
+                "SELECT DISTINCT memory_id FROM note_names WHERE name = ?", (key,))]
+            return exact_first(view.notes_for(ids).values(), name)
         return self._index.read(read, [])
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
