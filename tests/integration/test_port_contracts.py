@@ -521,6 +521,19 @@ def test_notes_note_chunks_and_lines(built, docs):
     assert tuple(built.catalogue.lines("retry-policy")) == doc.lines
 
 
+@pytest.mark.parametrize("flt", [
+    ScopeFilter(repository="alpha"), ScopeFilter(repository="ALPHA", status=StatusFilter.ANY),
+    ScopeFilter(project="apollo"), ScopeFilter(ticket="nx-401"), ScopeFilter(root_scope="Work"),
+    ScopeFilter(root_scope="personal", status=StatusFilter.ANY),
+    ScopeFilter(path_prefix="repos/Alpha"), ScopeFilter(path_prefix="Repos/alpha/Notes/Retry"),
+    ScopeFilter(status=StatusFilter.SUPERSEDED), ScopeFilter(status=StatusFilter.ARCHIVED),
+    ScopeFilter(repository="nexus", path_prefix="Decisions", status=StatusFilter.ANY)],
+    ids=repr)
+def test_each_store_admits_exactly_the_notes_the_domain_rule_admits(built, docs, flt):
+    expected = sorted((d.note for d in docs if flt.admits(d.note)), key=lambda n: n.path)
+    assert built.catalogue.notes(flt) == expected
+
+
 @pytest.mark.parametrize("name", ["retry-policy", "RETRY-POLICY", "Retry Policy",
                                   "backoff rules", "Repos/alpha/Notes/Retry policy.md",
                                   "repos/alpha/notes/retry policy", "Retry policy",

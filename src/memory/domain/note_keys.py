@@ -35,25 +35,52 @@ def exact_first(notes: Iterable[Note], name: str) -> list[Note]:
     return sorted(notes, key=lambda n: (not spelled_exactly(n, name), n.path))
 
 
-@frozen(kw_only=True)
+@frozen
 class NoteKeys:
-    """What a scope filter compares and a name lookup matches (keys folded as the filter
-    folds its own values: roots and paths lower-case, tickets upper-case)."""
+    """What a scope filter compares and a name lookup matches, folded as the filter folds
+    its own values (roots and paths lower-case, tickets upper-case). Each key is computed
+    when read: a scope judged over every note reads one or two of them."""
 
-    status: Status  # the effective status
-    root: str
-    ticket: str  # "" for a note of no ticket
-    path: str
-    repositories: tuple[str, ...]  # sorted
-    projects: tuple[str, ...]  # sorted
-    cross_cutting: bool  # owned by no repository, project or ticket: applies everywhere
-    names: tuple[str, ...]  # sorted name keys
+    note: Note
 
     @classmethod
     def of(cls, note: Note) -> NoteKeys:
+        return cls(note)
+
+    @property
+    def status(self) -> Status:
+        """The effective status."""
+        return self.note.effective_status
+
+    @property
+    def root(self) -> str:
+        return (self.note.root_scope or "").lower()
+
+    @property
+    def ticket(self) -> str:
+        """The ticket id, "" for a note of no ticket."""
+        return (self.note.ticket or "").upper()
+
+    @property
+    def path(self) -> str:
+        return self.note.path.lower()
+
+    @property
+    def repositories(self) -> frozenset[str]:
+        return self.note.repositories
+
+    @property
+    def projects(self) -> frozenset[str]:
+        return self.note.projects
+
+    @property
+    def cross_cutting(self) -> bool:
+        """Owned by no repository, project or ticket: the note applies everywhere."""
+        return self.note.is_cross_cutting
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name keys find() matches, sorted."""
+        note = self.note
         names = {name_key(n) for n in (*note.names, without_extension(note.path))}
-        return cls(status=note.effective_status, root=(note.root_scope or "").lower(),
-                   ticket=(note.ticket or "").upper(), path=note.path.lower(),
-                   repositories=tuple(sorted(note.repositories)),
-                   projects=tuple(sorted(note.projects)),
-                   cross_cutting=note.is_cross_cutting, names=tuple(sorted(names - {""})))
+        return tuple(sorted(names - {""}))

@@ -18,7 +18,7 @@ def test_the_scope_keys_are_folded_as_the_filter_folds_its_values():
                 superseded_by=("b",))
     keys = NoteKeys.of(note)
     assert (keys.root, keys.ticket, keys.path) == ("work", "NX-1", "repos/alpha/a.md")
-    assert keys.repositories == ("alpha", "beta") and not keys.cross_cutting
+    assert keys.repositories == {"alpha", "beta"} and not keys.cross_cutting
     assert keys.status is Status.SUPERSEDED
 
 
