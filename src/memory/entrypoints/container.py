@@ -28,6 +28,7 @@ from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
+from memory.domain.errors import NotInstalled
 from memory.domain.health import WriteAccess
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
 
@@ -205,10 +206,18 @@ def build(settings, *, serving: bool = False) -> Application:
 def _use_postgres(gateways: Gateways, url: str) -> None:
     """The index's whole adapter set on one Postgres database (imported only when asked
     for, so a SQLite install never loads psycopg)."""
-    from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache,
-                                          PostgresGenerations, PostgresLexicalIndex,
-                                          PostgresNoteCatalogue, PostgresRefreshLock,
-                                          PostgresVectorIndex)
+    try:
+        from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache,
+                                              PostgresGenerations, PostgresLexicalIndex,
+                                              PostgresNoteCatalogue, PostgresRefreshLock,
+                                              PostgresVectorIndex)
+    except ImportError as exc:
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        from memory.entrypoints.clients.launcher import DISTRIBUTION
+        raise NotInstalled(f"--store postgresql://... needs the Postgres extra, which is not "
+                           f"installed ({exc.name}): pip install '{DISTRIBUTION}[postgres]'"
+                           ) from exc
     database = providers.Singleton(PostgresDatabase, url)
     for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
                           ("catalogue", PostgresNoteCatalogue),
