@@ -25,8 +25,8 @@ from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache, PostgresGenerations,
                                       PostgresGraphStore, PostgresLexicalIndex, PostgresNoteCatalogue,
                                       PostgresRefreshLock, PostgresVectorIndex)
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
-                                    SqliteIndex, SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
+                                    SqliteLexicalIndex, SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory)
 from memory.domain.errors import InvalidRequest, NotFound, RefreshBusy, Unavailable
 from memory.domain.model_state import EmbedderState
@@ -244,8 +244,8 @@ class IndexKit:
         else:
             shared = SqliteIndex(state)
             self.generations = SqliteGenerations(shared)
-            self.lexical = SqliteChunkStore(shared)
-            self.catalogue = SqliteChunkStore(shared)
+            self.lexical = SqliteLexicalIndex(shared)
+            self.catalogue = SqliteNoteCatalogue(shared)
             self.vectors = SqliteVectorIndex(shared)
 
     @classmethod

@@ -11,8 +11,8 @@ from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.graphify.graph_picture import GraphifyGraphPicture
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.markdown.note_writer import MarkdownNoteWriter
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
-                                    SqliteIndex, SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
+                                    SqliteLexicalIndex, SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
@@ -52,8 +52,8 @@ class Gateways(containers.DeclarativeContainer):
     source = providers.Singleton(MarkdownNoteSource, root=config.root)
     sqlite = providers.Singleton(SqliteIndex, state_dir=config.state_dir)
     index = providers.Singleton(SqliteGenerations, sqlite)
-    lexical = providers.Singleton(SqliteChunkStore, sqlite)
-    catalogue = providers.Singleton(SqliteChunkStore, sqlite)
+    lexical = providers.Singleton(SqliteLexicalIndex, sqlite)
+    catalogue = providers.Singleton(SqliteNoteCatalogue, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
                                    cache_dir=config.model_cache,

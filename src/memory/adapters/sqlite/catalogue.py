@@ -1,41 +1,24 @@
-"""SqliteChunkStore: bm25 search and note lookup over the generation a reader sees."""
+"""SqliteNoteCatalogue: notes, chunks and lines of the generation a reader sees."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from memory.adapters.sqlite.index import SqliteIndex
-from memory.adapters.sqlite.queries import lexical, scope_where
+from memory.adapters.sqlite.queries import scope_where
 from memory.adapters.sqlite.view import GenerationView
-from memory.domain.candidates import Hit
 from memory.domain.note_keys import exact_first, name_key
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
-from memory.ports.lexical_index import LexicalIndex
 from memory.ports.note_catalogue import NoteCatalogue
 
 
-def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
-    notes = view.notes_for(chunk.memory_id for chunk, _ in found)
-    return [Hit(chunk, notes[chunk.memory_id], score) for chunk, score in found
-            if chunk.memory_id in notes]
-
-
-class SqliteChunkStore(LexicalIndex, NoteCatalogue):
-    """Both roles over FTS5 and the note tables of whatever generation the shared
-    SqliteIndex serves this thread."""
+class SqliteNoteCatalogue(NoteCatalogue):
+    """The note tables of whatever generation the shared SqliteIndex serves this thread;
+    every row is checked against its CRC before it becomes a value."""
 
     def __init__(self, index: SqliteIndex):
         self._index = index
-
-    def search(self, query: str, scope: ScopeFilter, limit: int) -> list[Hit]:
-        def read(view: GenerationView) -> list[Hit]:
-            matrix = view.matrix()
-            judge = (lambda rowids: matrix.admitted_rowids(
-                rowids, view.scope_mask(matrix, scope))) if matrix is not None else None
-            return hits(view, lexical(view.conn, query, scope, limit, judge,
-                                      view.chunks_by_rowid))
-        return self._index.read(read, [])
 
     def notes(self, scope: ScopeFilter | None = None) -> list[Note]:
         def read(view: GenerationView) -> list[Note]:
