@@ -106,15 +106,18 @@ def test_the_wheel_without_the_postgres_extra_never_imports_psycopg(wheel, tmp_p
     env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
-    done = subprocess.run([sys.executable, str(REPO / "tests" / "integration" / "without_psycopg.py"),
-                           str(root)], env=env, capture_output=True, text=True, timeout=300)
+    probe = REPO / "tests" / "integration" / "without_psycopg.py"
+    done = subprocess.run([sys.executable, str(probe), str(root)], env=env,
+                          capture_output=True, text=True, timeout=300)
 
     assert done.returncode == 0, done.stderr[-3000:]
-    refresh, search, postgres, loaded = (json.loads(line) for line in done.stdout.splitlines())
+    refresh, search, postgres, tool, loaded = map(json.loads, done.stdout.splitlines())
     assert refresh["code"] == 0 and refresh["out"]["stages"][0]["outcome"] == "published"
     assert search["code"] == 0
     assert [i["path"] for i in search["out"]["items"]][:1] == ["Repos/beta/Notes/Retry budget.md"]
     assert postgres["code"] == 1
     assert postgres["out"]["error"]["kind"] == "not installed"
     assert "pip install 'ai-memory-notes[postgres]'" in postgres["out"]["error"]["message"]
+    assert tool["is_error"] and tool["text"].startswith("not installed: ")
+    assert "pip install 'ai-memory-notes[postgres]'" in tool["text"]
     assert loaded == {"loaded": []}
