@@ -4,7 +4,6 @@ lint-imports runs with the project's own .importlinter over the copy; the domain
 allow-list and the environment rule run over the copy too.
 """
 
-import configparser
 import os
 import shutil
 import subprocess
@@ -125,21 +124,3 @@ def test_a_module_allowed_to_pass_the_environment_on_still_may_not_read_it(tree)
     assert [b for b in environment_breaches(tree / "src") if "reads" in b] == [
         f"memory.adapters.git.source_control:{len(path.read_text().splitlines())} "
         "reads the environment"]
-
-
-def test_every_adapter_package_is_in_the_independence_contract():
-    config = configparser.ConfigParser()
-    config.read(CONFIG)
-    listed = config["importlinter:contract:adapters-independent"]["modules"].split()
-    packages = sorted(p.name for p in (SRC / "memory" / "adapters").iterdir()
-                      if (p / "__init__.py").is_file())
-    assert sorted(m.removeprefix("memory.adapters.") for m in listed) == packages
-
-
-@pytest.mark.parametrize("module, statement", [
-    ("memory.adapters.postgres.planted", "from memory.adapters.sqlite import rows"),
-    ("memory.adapters.sqlite.planted", "import memory.adapters.postgres.seals"),
-])
-def test_one_adapter_importing_another_fails(tree, module, statement):
-    plant(tree, module, statement)
-    assert broken(lint_imports(tree)) == {"Adapter packages are independent of each other"}
