@@ -211,12 +211,10 @@ def _use_postgres(gateways: Gateways, url: str) -> None:
                                               PostgresGenerations, PostgresLexicalIndex,
                                               PostgresNoteCatalogue, PostgresRefreshLock,
                                               PostgresVectorIndex)
-    except ImportError as exc:
-        if not (exc.name or "").startswith("psycopg"):
-            raise
+    except ImportError as exc:  # psycopg missing, or its libpq (psycopg[binary] ships one)
         from memory.entrypoints.clients.launcher import DISTRIBUTION
-        raise NotInstalled(f"--store postgresql://... needs the Postgres extra, which is not "
-                           f"installed ({exc.name}): pip install '{DISTRIBUTION}[postgres]'"
+        raise NotInstalled(f"--store postgresql://... needs the Postgres extra, which could not "
+                           f"be imported ({exc}): pip install '{DISTRIBUTION}[postgres]'"
                            ) from exc
     database = providers.Singleton(PostgresDatabase, url)
     for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
