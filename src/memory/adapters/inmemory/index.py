@@ -290,9 +290,12 @@ class InMemoryChunkStore(LexicalIndex, NoteCatalogue):
             return []
         q = terms(query)
         scored = []
+        admitted: dict[str, bool] = {}  # judged once per note, not once per chunk
         for chunk, tf in bm.chunks:
             note = snap.notes[chunk.memory_id]
-            if not scope.admits(note):  # scope before ranking
+            if chunk.memory_id not in admitted:
+                admitted[chunk.memory_id] = scope.admits(note)
+            if not admitted[chunk.memory_id]:  # scope before ranking
                 continue
             s = bm.score(q, tf)
             if s > 0:
