@@ -21,7 +21,7 @@ from postgres_store import TestPostgres  # noqa: E402
 from memory.adapters.markdown import MarkdownNoteSource  # noqa: E402
 from memory.adapters.postgres import (PostgresDatabase, PostgresGenerations,  # noqa: E402
                                       PostgresLexicalIndex)
-from memory.adapters.sqlite import SqliteChunkStore, SqliteGenerations, SqliteIndex  # noqa: E402
+from memory.adapters.sqlite import SqliteGenerations, SqliteIndex, SqliteLexicalIndex  # noqa: E402
 from memory.domain.refresh import ManifestEntry  # noqa: E402
 from memory.domain.scope import ScopeFilter, StatusFilter  # noqa: E402
 
@@ -48,7 +48,7 @@ def main(root: str, queries_file: str) -> None:
     server = TestPostgres()
     database = PostgresDatabase(server.fresh())
     build(PostgresGenerations(database), docs)
-    fts, pg = SqliteChunkStore(sqlite), PostgresLexicalIndex(database)
+    fts, pg = SqliteLexicalIndex(sqlite), PostgresLexicalIndex(database)
     queries = [json.loads(line) for line in Path(queries_file).read_text().splitlines() if line]
     top1 = overlap5 = overlap10 = 0.0
     for q in queries:

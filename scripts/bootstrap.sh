@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install ai-memory with its dev extras, if not already done.
+# Create .venv and install ai-memory with its dev and postgres extras (the tests run on
+# SQLite and Postgres), if not already done.
 # torch is pinned and installed first: an unpinned torch pulls a multi-GB CUDA build.
 # As root on Debian/Ubuntu it also installs strace, which tests/integration/test_no_egress.py
 # needs, and chromium, which tests/integration/test_graph_page.py needs (both fail, never
@@ -29,6 +30,6 @@ want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import memory, torch, sentence_transformers, graphify, apsw, sqlite_vec, psycopg, psycopg_pool, pgserver" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip >&2
   .venv/bin/python -m pip install -q "torch==2.13.0" >&2
-  .venv/bin/python -m pip install -q -e ".[dev]" >&2
+  .venv/bin/python -m pip install -q -e ".[dev,postgres]" >&2
   echo "$want" > "$stamp"
 fi

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,3 +79,45 @@ def test_the_installed_package_finds_its_skill_through_importlib_resources(wheel
     assert action == "created"
     assert {p.relative_to(target) for p in target.rglob("*") if p.is_file()} == {
         p.relative_to(SKILL) for p in SKILL.rglob("*") if p.is_file()}
+
+
+def test_psycopg_is_required_only_by_the_postgres_extra(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata_name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        meta = Parser().parsestr(archive.read(metadata_name).decode("utf-8"))
+    postgres = [r for r in meta.get_all("Requires-Dist") if r.startswith("psycopg")]
+
+    assert "postgres" in meta.get_all("Provides-Extra")
+    assert sorted(re.match(r"[\w\-\[\]]+", r).group() for r in postgres) == [
+        "psycopg-pool", "psycopg[binary]"]
+    assert all('extra == "postgres"' in r for r in postgres), postgres
+
+
+def test_the_wheel_without_the_postgres_extra_never_imports_psycopg(wheel, tmp_path):
+    # psycopg is blocked in the child as if it were not installed: refresh and search on
+    # SQLite work, and --store postgresql:// says which extra to install.
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    root = tmp_path / "root"
+    (root / "Repos" / "beta" / "Notes").mkdir(parents=True)
+    (root / "Repos" / "beta" / "Notes" / "Retry budget.md").write_text(
+        "# Retry budget\n\nThe beta service retries once.\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+    probe = REPO / "tests" / "integration" / "without_psycopg.py"
+    done = subprocess.run([sys.executable, str(probe), str(root)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    refresh, search, postgres, tool, loaded = map(json.loads, done.stdout.splitlines())
+    assert refresh["code"] == 0 and refresh["out"]["stages"][0]["outcome"] == "published"
+    assert search["code"] == 0
+    assert [i["path"] for i in search["out"]["items"]][:1] == ["Repos/beta/Notes/Retry budget.md"]
+    assert postgres["code"] == 1
+    assert postgres["out"]["error"]["kind"] == "not installed"
+    assert "pip install 'ai-memory-notes[postgres]'" in postgres["out"]["error"]["message"]
+    assert tool["is_error"] and tool["text"].startswith("not installed: ")
+    assert "pip install 'ai-memory-notes[postgres]'" in tool["text"]
+    assert loaded == {"loaded": []}

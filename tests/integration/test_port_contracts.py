@@ -24,8 +24,8 @@ from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.postgres import (PostgresDatabase, PostgresEmbeddingCache, PostgresGenerations,
                                       PostgresGraphStore, PostgresLexicalIndex, PostgresNoteCatalogue,
                                       PostgresRefreshLock, PostgresVectorIndex)
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
-                                    SqliteIndex, SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
+                                    SqliteLexicalIndex, SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory)
 from memory.domain.errors import InvalidRequest, NotFound, RefreshBusy, Unavailable
 from memory.domain.model_state import EmbedderState
@@ -243,8 +243,8 @@ class IndexKit:
         else:
             shared = SqliteIndex(state)
             self.generations = SqliteGenerations(shared)
-            self.lexical = SqliteChunkStore(shared)
-            self.catalogue = SqliteChunkStore(shared)
+            self.lexical = SqliteLexicalIndex(shared)
+            self.catalogue = SqliteNoteCatalogue(shared)
             self.vectors = SqliteVectorIndex(shared)
 
     @classmethod
@@ -520,12 +520,33 @@ def test_notes_note_chunks_and_lines(built, docs):
     assert tuple(built.catalogue.lines("retry-policy")) == doc.lines
 
 
+@pytest.mark.parametrize("flt", [
+    ScopeFilter(repository="alpha"), ScopeFilter(repository="ALPHA", status=StatusFilter.ANY),
+    ScopeFilter(project="apollo"), ScopeFilter(ticket="nx-401"), ScopeFilter(root_scope="Work"),
+    ScopeFilter(root_scope="personal", status=StatusFilter.ANY),
+    ScopeFilter(path_prefix="repos/Alpha"), ScopeFilter(path_prefix="Repos/alpha/Notes/Retry"),
+    ScopeFilter(status=StatusFilter.SUPERSEDED), ScopeFilter(status=StatusFilter.ARCHIVED),
+    ScopeFilter(repository="nexus", path_prefix="Decisions", status=StatusFilter.ANY)],
+    ids=repr)
+def test_each_store_admits_exactly_the_notes_the_domain_rule_admits(built, docs, flt):
+    expected = sorted((d.note for d in docs if flt.admits(d.note)), key=lambda n: n.path)
+    assert built.catalogue.notes(flt) == expected
+
+
 @pytest.mark.parametrize("name", ["retry-policy", "RETRY-POLICY", "Retry Policy",
                                   "backoff rules", "Repos/alpha/Notes/Retry policy.md",
                                   "repos/alpha/notes/retry policy", "Retry policy",
                                   "  Retry Policy  "])
 def test_find_by_id_title_alias_path_or_file_name(built, name):
     assert [n.memory_id for n in built.catalogue.find(name)] == ["retry-policy"]
+
+
+@pytest.mark.parametrize("name", ["Notes/X.MD", "notes/x.md", "Notes/X", "notes/x", "X", "x-note"])
+def test_find_knows_a_note_whose_extension_is_upper_case_by_every_name(index, tmp_path, name):
+    # One name rule for every store: `.MD` is as much a Markdown extension as `.md`.
+    root = write_vault(tmp_path / "upper", {"Notes/X.MD": "---\nmemory_id: x-note\n---\n# X\n"})
+    index.publish([MarkdownNoteSource(root).load("Notes/X.MD")])
+    assert [n.memory_id for n in index.catalogue.find(name)] == ["x-note"]
 
 
 def test_find_unknown_name_finds_nothing(built):

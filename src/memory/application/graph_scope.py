@@ -38,7 +38,8 @@ class ScopeFence:
     def around(cls, flt: ScopeFilter, catalogue: NoteCatalogue) -> ScopeFence:
         if flt == EVERYTHING:
             return cls()
-        outside = [n for n in catalogue.notes(EVERYTHING) if not flt.admits(n)]
+        admitted = {n.memory_id for n in catalogue.notes(flt)}  # judged by the store
+        outside = [n for n in catalogue.notes(EVERYTHING) if n.memory_id not in admitted]
         return cls(frozenset(n.memory_id for n in outside), frozenset(n.path for n in outside))
 
     def keeps(self, node: str | None, path: str | None = None) -> bool:

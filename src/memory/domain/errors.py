@@ -19,3 +19,7 @@ class Unavailable(AiMemoryError, RuntimeError):
 
 class RefreshBusy(AiMemoryError, RuntimeError):
     """Another process holds the refresh lock for longer than we agreed to wait."""
+
+
+class NotInstalled(AiMemoryError, RuntimeError):
+    """The settings ask for a part of ai-memory this installation lacks (an optional extra)."""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from functools import cached_property
 
 from attrs import evolve, field, frozen
 
 from memory.domain.errors import InvalidRequest
+from memory.domain.note_keys import NoteKeys
 from memory.domain.notes import Note, Status
+from memory.domain.scope_rule import Condition, KeyIs, OwnedBy, PathUnder, StatusIn
 
 # Upper-case project key, dash, number: ALPHA-142, NX-401, PROJ2-7.
 TICKET_ID = re.compile(r"\b([A-Z][A-Z0-9]{1,14}-\d{1,7})\b")
@@ -82,18 +85,31 @@ class ScopeFilter:
     status: StatusFilter = StatusFilter.ACTIVE
     path_prefix: str | None = field(default=None, converter=_prefix)
 
+    @cached_property
+    def conditions(self) -> tuple[Condition, ...]:
+        """This filter as the conditions a note's keys must meet (none: it admits all)."""
+        found: list[Condition] = []
+        if self.root_scope:
+            found.append(KeyIs(key="root", value=self.root_scope))
+        if self.repository:
+            found.append(OwnedBy(key="repositories", value=self.repository))
+        if self.project:
+            found.append(OwnedBy(key="projects", value=self.project))
+        if self.ticket:
+            found.append(KeyIs(key="ticket", value=self.ticket))
+        if self.path_prefix:
+            found.append(PathUnder(prefix=self.path_prefix.lower()))
+        admitted = tuple(s for s in Status if self.status.admits(s))
+        if len(admitted) < len(Status):
+            found.append(StatusIn(statuses=admitted))
+        return tuple(found)
+
     def admits(self, note: Note) -> bool:
-        if self.root_scope and (note.root_scope or "").lower() != self.root_scope:
-            return False
-        if self.repository and not (self.repository in note.repositories or note.is_cross_cutting):
-            return False
-        if self.project and not (self.project in note.projects or note.is_cross_cutting):
-            return False
-        if self.ticket and (note.ticket or "").upper() != self.ticket:
-            return False
-        if self.path_prefix and not note.path.lower().startswith(self.path_prefix.lower()):
-            return False
-        return self.status.admits(note.effective_status)
+        keys = NoteKeys.of(note)
+        for condition in self.conditions:
+            if not condition.holds(keys):
+                return False
+        return True
 
     def excluded_by(self, note: Note) -> str | None:
         """The name of the first filter that leaves `note` out (status last), or None."""

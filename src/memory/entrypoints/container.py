@@ -11,9 +11,10 @@ from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.graphify.graph_picture import GraphifyGraphPicture
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.adapters.markdown.note_writer import MarkdownNoteWriter
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
-                                    SqliteIndex, SqliteVectorIndex)
-from memory.adapters.statefiles import (FileContentKeys, FileRefreshLock, JsonlFeedbackLog, JsonlRefreshHistory,
+from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
+                                    SqliteLexicalIndex, SqliteNoteCatalogue, SqliteVectorIndex)
+from memory.adapters.statefiles import (FileContentKeys, FileRefreshLock, JsonlFeedbackLog,
+                                        JsonlRefreshHistory,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.browse import NoteBrowser
@@ -28,6 +29,7 @@ from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
+from memory.domain.errors import NotInstalled
 from memory.domain.health import WriteAccess
 from memory.domain.note_text import ContentKey
 from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
@@ -61,8 +63,8 @@ class Gateways(containers.DeclarativeContainer):
                                  excluded=providers.List(config.state_dir))
     sqlite = providers.Singleton(SqliteIndex, state_dir=config.state_dir)
     index = providers.Singleton(SqliteGenerations, sqlite)
-    lexical = providers.Singleton(SqliteChunkStore, sqlite)
-    catalogue = providers.Singleton(SqliteChunkStore, sqlite)
+    lexical = providers.Singleton(SqliteLexicalIndex, sqlite)
+    catalogue = providers.Singleton(SqliteNoteCatalogue, sqlite)
     vectors = providers.Singleton(SqliteVectorIndex, sqlite)
     embedder = providers.Singleton(SentenceTransformerEmbedder,
                                    cache_dir=config.model_cache,
@@ -215,11 +217,16 @@ def build(settings, *, serving: bool = False) -> Application:
 def _use_postgres(gateways: Gateways, url: str) -> None:
     """The index's whole adapter set on one Postgres database (imported only when asked
     for, so a SQLite install never loads psycopg)."""
-    from memory.adapters.postgres import (PostgresContentKeys, PostgresDatabase,
-                                          PostgresEmbeddingCache,
-                                          PostgresGenerations, PostgresLexicalIndex,
-                                          PostgresNoteCatalogue, PostgresRefreshLock,
-                                          PostgresVectorIndex)
+    try:
+        from memory.adapters.postgres import (PostgresContentKeys, PostgresDatabase,
+                                              PostgresEmbeddingCache, PostgresGenerations,
+                                              PostgresLexicalIndex, PostgresNoteCatalogue,
+                                              PostgresRefreshLock, PostgresVectorIndex)
+    except ImportError as exc:  # psycopg missing, or its libpq (psycopg[binary] ships one)
+        from memory.entrypoints.clients.launcher import DISTRIBUTION
+        raise NotInstalled(f"--store postgresql://... needs the Postgres extra, which could not "
+                           f"be imported ({exc}): pip install '{DISTRIBUTION}[postgres]'"
+                           ) from exc
     database = providers.Singleton(PostgresDatabase, url)
     for name, adapter in (("index", PostgresGenerations), ("lexical", PostgresLexicalIndex),
                           ("catalogue", PostgresNoteCatalogue),

@@ -10,8 +10,8 @@ import threading
 import numpy as np
 from test_sqlite_generations import ANY, DIM, entry, make_doc, vectors_for
 
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
-                                    SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteGenerations, SqliteIndex, SqliteLexicalIndex,
+                                    SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.sqlite.connection import JOURNAL_SIZE_LIMIT, open_writer
 from memory.adapters.sqlite.vector_matrix import VectorMatrix
 
@@ -64,7 +64,7 @@ def test_many_refreshes_leave_one_database_and_a_bounded_folder(tmp_path):
     inode = live.stat().st_ino
 
     reader = SqliteIndex(state)
-    store, vectors = SqliteChunkStore(reader), SqliteVectorIndex(reader)
+    lexical, vectors = SqliteLexicalIndex(reader), SqliteVectorIndex(reader)
     pinned, release, stop = threading.Event(), threading.Event(), threading.Event()
     seen: dict[str, set] = {"pinned": set(), "failures": set()}
 
@@ -73,12 +73,12 @@ def test_many_refreshes_leave_one_database_and_a_bounded_folder(tmp_path):
             with reader.steady():  # one snapshot across many refreshes
                 for _ in range(3):
                     seen["pinned"].add(SqliteGenerations(reader).current().id)
-                    store.search("note edited", ANY, 5)
+                    lexical.search("note edited", ANY, 5)
                     pinned.set()
                 release.wait()
                 seen["pinned"].add(SqliteGenerations(reader).current().id)
             while not stop.is_set():
-                store.search("note edited", ANY, 5)
+                lexical.search("note edited", ANY, 5)
                 vectors.search(np.ones(DIM), ANY, 5)
         except BaseException as exc:  # recorded, asserted below
             seen["failures"].add(repr(exc))
@@ -127,7 +127,7 @@ def frames_per_commit(state, count: int, rounds: int = 6) -> int:
     path = next((state / "index").glob("index-*.sqlite"))
     written, before = [], 0
     with reader.steady():
-        SqliteChunkStore(reader).notes(ANY)  # the read that opens the snapshot
+        SqliteNoteCatalogue(reader).notes(ANY)  # the read that opens the snapshot
         for round_no in range(rounds):
             base = edit_one(gens, base, docs, round_no).id
             conn = open_writer(path)

@@ -15,8 +15,8 @@ import apsw
 import pytest
 from test_sqlite_generations import ANY, make_doc, publish, vectors_for
 
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
-                                    SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteGenerations, SqliteIndex, SqliteLexicalIndex,
+                                    SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.sqlite.rows import crc, opened
 from memory.domain.scope import ScopeFilter
 from memory.ports.errors import StoreError
@@ -45,7 +45,8 @@ class Reads:
     """Every kind of read, each judged against what was written."""
 
     def __init__(self, reader: SqliteIndex):
-        self.chunks, self.vectors = SqliteChunkStore(reader), SqliteVectorIndex(reader)
+        self.lexical, self.vectors = SqliteLexicalIndex(reader), SqliteVectorIndex(reader)
+        self.catalogue = SqliteNoteCatalogue(reader)
         self.notes = {d.note.memory_id: d.note for d in DOCS}
         self.docs = {d.note.memory_id: d for d in DOCS}
         self.answered = self.refused = 0
@@ -65,21 +66,21 @@ class Reads:
 
     def all(self) -> None:
         self.judge(lambda: [self.notes[n.memory_id] == n or pytest.fail(n)
-                            for n in self.chunks.notes(ANY)])
+                            for n in self.catalogue.notes(ANY)])
         for doc in DOCS[::5]:
             memory_id = doc.note.memory_id
-            self.judge(lambda: self.chunks.note(memory_id) in (None, doc.note) or pytest.fail())
-            self.judge(lambda: list(self.chunks.chunks_of(memory_id)) in ([], list(doc.chunks))
+            self.judge(lambda: self.catalogue.note(memory_id) in (None, doc.note) or pytest.fail())
+            self.judge(lambda: list(self.catalogue.chunks_of(memory_id)) in ([], list(doc.chunks))
                        or pytest.fail(memory_id))
-            self.judge(lambda: tuple(self.chunks.lines(memory_id)) in ((), doc.lines)
+            self.judge(lambda: tuple(self.catalogue.lines(memory_id)) in ((), doc.lines)
                        or pytest.fail(memory_id))
         for query in QUERIES:
             for scope in (ANY, ScopeFilter(repository="r1")):
-                self.judge(lambda: self.hits_are_written(self.chunks.search(query, scope, 5)))
+                self.judge(lambda: self.hits_are_written(self.lexical.search(query, scope, 5)))
         self.judge(lambda: self.hits_are_written(self.vectors.search(
             vectors_for(DOCS[4], 4)[0], ANY, 5)))
         self.judge(lambda: [self.notes[n.memory_id] == n or pytest.fail(n)
-                            for n in self.chunks.find("note-7")])
+                            for n in self.catalogue.find("note-7")])
 
 
 @pytest.mark.parametrize("count", [1, 40, 400])
@@ -115,7 +116,7 @@ def test_an_old_layout_folder_is_reported_and_rebuilt_by_the_next_full_stage(gen
                                                "mtime_ns": old.stat().st_mtime_ns}))
     reader = SqliteIndex(state)
     assert SqliteGenerations(reader).current() is None
-    assert SqliteChunkStore(reader).search("fresh", ANY, 5) == []
+    assert SqliteLexicalIndex(reader).search("fresh", ANY, 5) == []
     assert any("older ai-memory" in p for p in reader.check_current())
     with pytest.raises(StoreError):
         gens.stage("20260101T000000Z-abcdef")
@@ -129,17 +130,17 @@ def test_the_state_folder_removed_under_a_running_reader(gens_state):
     gens, state = gens_state
     publish(gens, [make_doc("one", "stable words")])
     reader = SqliteIndex(state)
-    store = SqliteChunkStore(reader)
+    lexical, catalogue = SqliteLexicalIndex(reader), SqliteNoteCatalogue(reader)
     with reader.steady():  # a read in progress keeps the snapshot it began with
-        assert store.search("stable", ANY, 5)
+        assert lexical.search("stable", ANY, 5)
         remove_folder(state)
-        assert store.search("stable", ANY, 5)
+        assert lexical.search("stable", ANY, 5)
     assert SqliteGenerations(reader).current() is None
-    assert store.search("stable", ANY, 5) == [] and store.notes() == []
+    assert lexical.search("stable", ANY, 5) == [] and catalogue.notes() == []
     assert any(str(state / "index") in p and "gone" in p for p in reader.check_current())
     info = publish(gens, [make_doc("two", "rebuilt words")])
     assert SqliteGenerations(reader).current().id == info.id
-    assert [h.note.memory_id for h in store.search("rebuilt", ANY, 5)] == ["two"]
+    assert [h.note.memory_id for h in lexical.search("rebuilt", ANY, 5)] == ["two"]
     assert reader.check_current() == []
 
 
@@ -188,10 +189,10 @@ def test_a_flipped_byte_inside_a_chunks_text_is_caught_by_its_rows_check(gens_st
     reader = SqliteIndex(state)
     reader.read(lambda view: None, None)
     reader.check_current()  # the page structure is intact: nothing found yet
-    store = SqliteChunkStore(reader)
+    catalogue = SqliteNoteCatalogue(reader)
     doc = next(d for d in DOCS if d.note.memory_id == "note-7")
-    assert list(store.chunks_of("note-7")) == list(doc.chunks)  # from the last-good copy
-    assert tuple(store.lines("note-7")) == doc.lines
+    assert list(catalogue.chunks_of("note-7")) == list(doc.chunks)  # from the last-good copy
+    assert tuple(catalogue.lines("note-7")) == doc.lines
     assert any(path.name in p and "fails its check" in p for p in reader.check_current())
     other = SqliteIndex(state)  # another process learns it from index/DAMAGED
     assert any(path.name in p for p in other.check_current())

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
-                                    SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteGenerations, SqliteIndex, SqliteLexicalIndex,
+                                    SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.domain.notes import Chunk, Note, NoteDocument, ScopeKind, Status, content_hash
 from memory.domain.refresh import ManifestEntry
 from memory.domain.scope import ScopeFilter, StatusFilter
@@ -77,10 +77,11 @@ def test_adapters_implement_their_ports(gens):
 
 
 def test_nothing_published_is_empty_not_an_error(gens, state):
-    store = SqliteChunkStore(SqliteIndex(state))
+    reader = SqliteIndex(state)
+    lexical, catalogue = SqliteLexicalIndex(reader), SqliteNoteCatalogue(reader)
     assert gens.current() is None
     assert gens.check_current() == []
-    assert store.search("anything", ANY, 5) == [] and store.notes() == []
+    assert lexical.search("anything", ANY, 5) == [] and catalogue.notes() == []
 
 
 def test_stage_add_publish_and_read_back(gens, state):
@@ -112,15 +113,16 @@ def test_stage_add_publish_and_read_back(gens, state):
     assert (state / "index" / f"index-{info.id}.sqlite").is_file()
     assert not list((state / "index" / "staging").iterdir())
 
-    store = SqliteChunkStore(SqliteIndex(state))
-    assert store.note("deploy-runbook") == rich.note
-    assert list(store.chunks_of("deploy-runbook")) == list(rich.chunks)
-    assert tuple(store.lines("deploy-runbook")) == rich.lines
-    assert store.note("missing") is None and store.lines("missing") == ()
+    reader = SqliteIndex(state)
+    catalogue = SqliteNoteCatalogue(reader)
+    assert catalogue.note("deploy-runbook") == rich.note
+    assert list(catalogue.chunks_of("deploy-runbook")) == list(rich.chunks)
+    assert tuple(catalogue.lines("deploy-runbook")) == rich.lines
+    assert catalogue.note("missing") is None and catalogue.lines("missing") == ()
     for name in ("DEPLOY-RUNBOOK", "repos/web app/deploy.md", "repos/Web App/deploy",
                  "deploy runbook", "release guide", "Deploy"):
-        assert [n.memory_id for n in store.find(name)] == ["deploy-runbook"], name
-    assert store.find("") == [] and store.find("nope") == []
+        assert [n.memory_id for n in catalogue.find(name)] == ["deploy-runbook"], name
+    assert catalogue.find("") == [] and catalogue.find("nope") == []
 
 
 def test_probe_finds_staged_chunk_by_text_and_vector(gens):
@@ -136,14 +138,14 @@ def test_probe_finds_staged_chunk_by_text_and_vector(gens):
 def test_second_reader_switches_when_another_process_publishes(gens, state):
     first = publish(gens, [make_doc("one", "first note")])
     other = SqliteIndex(state)  # stands for another process
-    other_store = SqliteChunkStore(other)
+    other_lexical, other_catalogue = SqliteLexicalIndex(other), SqliteNoteCatalogue(other)
     assert SqliteGenerations(other).current().id == first.id
-    assert other_store.search("second", ANY, 5) == []
+    assert other_lexical.search("second", ANY, 5) == []
 
     second = publish(gens, [make_doc("two", "second note")], base=first.id)
     assert SqliteGenerations(other).current().id == second.id
-    assert [h.note.memory_id for h in other_store.search("second", ANY, 5)] == ["two"]
-    assert {n.memory_id for n in other_store.notes()} == {"one", "two"}
+    assert [h.note.memory_id for h in other_lexical.search("second", ANY, 5)] == ["two"]
+    assert {n.memory_id for n in other_catalogue.notes()} == {"one", "two"}
 
 
 def test_stage_from_base_carries_manifest_and_remove_drops_everything(gens, state):
@@ -159,10 +161,10 @@ def test_stage_from_base_carries_manifest_and_remove_drops_everything(gens, stat
     stage.publish("test-model", DIM, {})
 
     index = SqliteIndex(state)
-    assert SqliteChunkStore(index).search("zanzibar", ANY, 5) == []
+    assert SqliteLexicalIndex(index).search("zanzibar", ANY, 5) == []
     near = SqliteVectorIndex(index).search(vectors_for(drop, 1)[0], ANY, 5)
     assert [h.chunk.chunk_id for h in near] == ["keep#0"]
-    assert SqliteChunkStore(index).find("drop") == []
+    assert SqliteNoteCatalogue(index).find("drop") == []
 
 
 def test_adding_same_path_again_replaces_the_note(gens, state):
@@ -171,9 +173,10 @@ def test_adding_same_path_again_replaces_the_note(gens, state):
     stage.add(make_doc("n", "fresh words", "second part"), entry(make_doc("n", "x")), None)
     assert (stage.facts().chunks, stage.facts().vectors) == (2, 0)
     stage.publish("test-model", DIM, {})
-    store = SqliteChunkStore(SqliteIndex(state))
-    assert store.search("old", ANY, 5) == []
-    assert [h.chunk.chunk_id for h in store.search("fresh", ANY, 5)] == ["n#0"]
+    reader = SqliteIndex(state)
+    lexical = SqliteLexicalIndex(reader)
+    assert lexical.search("old", ANY, 5) == []
+    assert [h.chunk.chunk_id for h in lexical.search("fresh", ANY, 5)] == ["n#0"]
 
 
 def test_duplicate_memory_id_raises_and_leaves_the_stage_consistent(gens):
@@ -218,7 +221,7 @@ def test_discard_leaves_current_unchanged(gens, state):
     with pytest.raises(StoreError):
         stage.add(extra, entry(extra), None)
     assert gens.current().id == first.id
-    assert SqliteChunkStore(SqliteIndex(state)).search("discarded", ANY, 5) == []
+    assert SqliteLexicalIndex(SqliteIndex(state)).search("discarded", ANY, 5) == []
     assert not list((state / "index" / "staging").iterdir())
 
 
@@ -232,17 +235,17 @@ def test_corrupt_current_is_reported_and_readers_survive(gens, state):
     first = publish(gens, [make_doc("one", "shared words first")])
     second = publish(gens, [make_doc("two", "shared words second")], base=first.id)
     reader = SqliteIndex(state)
-    store = SqliteChunkStore(reader)
-    assert len(store.search("shared", ANY, 5)) == 2
+    lexical = SqliteLexicalIndex(reader)
+    assert len(lexical.search("shared", ANY, 5)) == 2
     opened = SqliteIndex(state)  # opened the file, has read nothing from it yet
     assert SqliteGenerations(opened).current().id == second.id
 
     path = live_file(state)
     path.write_bytes(b"garbage" * 5000)
     # Changed behind its refresher's back: checked, failed, retired before anything reads it.
-    assert [h.note.memory_id for h in SqliteChunkStore(opened).search("shared", ANY, 5)] == ["one"]
+    assert [h.note.memory_id for h in SqliteLexicalIndex(opened).search("shared", ANY, 5)] == ["one"]
     assert any(path.name in p for p in opened.check_current())
-    assert [h.note.memory_id for h in store.search("shared", ANY, 5)] == ["one"]
+    assert [h.note.memory_id for h in lexical.search("shared", ANY, 5)] == ["one"]
     assert any(path.name in p for p in reader.check_current())
 
     fresh = SqliteIndex(state)
@@ -250,29 +253,29 @@ def test_corrupt_current_is_reported_and_readers_survive(gens, state):
     assert any(path.name in p for p in problems)
     assert any("last good copy" in p and first.id in p for p in problems)
     assert SqliteGenerations(fresh).current().id == first.id
-    assert [h.note.memory_id for h in SqliteChunkStore(fresh).search("shared", ANY, 5)] == ["one"]
+    assert [h.note.memory_id for h in SqliteLexicalIndex(fresh).search("shared", ANY, 5)] == ["one"]
     assert (state / "index" / "DAMAGED").is_file()  # every process learns it from the folder
 
     rebuilt = publish(gens, [make_doc("one", "shared words first"),
                              make_doc("two", "shared words second")])
     assert fresh.check_current() == [] and reader.check_current() == []
     assert SqliteGenerations(fresh).current().id == rebuilt.id
-    assert len(store.search("shared", ANY, 5)) == 2
+    assert len(lexical.search("shared", ANY, 5)) == 2
     assert not (state / "index" / "DAMAGED").exists()
 
 
 def test_garbage_or_dangling_pointer_keeps_serving(gens, state):
     first = publish(gens, [make_doc("one", "stable words")])
     reader = SqliteIndex(state)
-    store = SqliteChunkStore(reader)
-    assert store.search("stable", ANY, 5)
+    lexical = SqliteLexicalIndex(reader)
+    assert lexical.search("stable", ANY, 5)
     pointer = state / "index" / "CURRENT"
     good = pointer.read_text()
     pointer.write_text("{not json")
-    assert store.search("stable", ANY, 5)
+    assert lexical.search("stable", ANY, 5)
     assert reader.check_current()
     pointer.write_text('{"format": 2, "database": "x/../../etc/passwd", "created": ""}')
-    assert store.search("stable", ANY, 5) and reader.check_current()
+    assert lexical.search("stable", ANY, 5) and reader.check_current()
     pointer.write_text(json.dumps({**json.loads(good), "database": "20200101T000000Z-000000"}))
     assert any("missing" in p for p in SqliteIndex(state).check_current())
     assert SqliteGenerations(SqliteIndex(state)).current().id == first.id  # the copy serves
@@ -308,16 +311,17 @@ def test_stage_from_missing_base_is_a_store_error(gens):
 def test_concurrent_reads_while_publishing(gens, state):
     first = publish(gens, [make_doc("n0", "common words")])
     reader = SqliteIndex(state)
-    store, vectors = SqliteChunkStore(reader), SqliteVectorIndex(reader)
+    lexical, vectors = SqliteLexicalIndex(reader), SqliteVectorIndex(reader)
+    catalogue = SqliteNoteCatalogue(reader)
     failures: list[BaseException] = []
     stop = threading.Event()
 
     def read():
         try:
             while not stop.is_set():
-                store.search("common words", ANY, 10)
+                lexical.search("common words", ANY, 10)
                 vectors.search(np.ones(DIM), ANY, 10)
-                store.notes()
+                catalogue.notes()
         except BaseException as exc:  # recorded and asserted below
             failures.append(exc)
 
@@ -331,7 +335,7 @@ def test_concurrent_reads_while_publishing(gens, state):
     for t in threads:
         t.join()
     assert failures == []
-    assert len(store.search("common", ANY, 10)) == 6
+    assert len(lexical.search("common", ANY, 10)) == 6
 
 
 def test_pointer_records_the_live_file_as_its_refresher_left_it(gens, state):
@@ -384,14 +388,14 @@ def test_readers_in_many_threads_survive_full_rebuilds(gens, state):
     while other threads may be about to read it: they look again, never fail."""
     publish(gens, [make_doc("n0", "common words")])
     reader = SqliteIndex(state)
-    store = SqliteChunkStore(reader)
+    lexical = SqliteLexicalIndex(reader)
     failures: list[BaseException] = []
     stop = threading.Event()
 
     def read():
         try:
             while not stop.is_set():
-                assert store.search("common words", ANY, 10)
+                assert lexical.search("common words", ANY, 10)
                 SqliteGenerations(reader).current()
         except BaseException as exc:  # recorded and asserted below
             failures.append(exc)
@@ -405,4 +409,4 @@ def test_readers_in_many_threads_survive_full_rebuilds(gens, state):
     for t in threads:
         t.join()
     assert failures == []
-    assert len(store.search("common", ANY, 10)) == 8
+    assert len(lexical.search("common", ANY, 10)) == 8

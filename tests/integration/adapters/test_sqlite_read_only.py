@@ -25,8 +25,8 @@ from memory.adapters.sqlite import SqliteEmbeddingCache, SqliteGenerations, Sqli
 SRC = Path(__file__).resolve().parents[3] / "src"
 CHECKS = r"""
 import json, sys
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteEmbeddingCache, SqliteGenerations,
-                                    SqliteIndex)
+from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
+                                    SqliteLexicalIndex)
 from memory.domain.scope import ScopeFilter, StatusFilter
 from memory.ports.errors import StoreError
 
@@ -45,7 +45,7 @@ def attempt(name, call):
         out[name] = ["uncaught", f"{type(exc).__name__}: {exc}"]
 
 attempt("current", lambda: gens.current().id)
-attempt("search", lambda: [h.note.memory_id for h in SqliteChunkStore(index).search(
+attempt("search", lambda: [h.note.memory_id for h in SqliteLexicalIndex(index).search(
     "shared", ScopeFilter(status=StatusFilter.ANY), 5)])
 attempt("incremental stage", lambda: gens.stage(gens.current().id))
 attempt("full stage", lambda: gens.stage(None))

@@ -1,12 +1,12 @@
-"""SqliteChunkStore and SqliteVectorIndex: bm25 and KNN with the scope applied before ranking."""
+"""SqliteLexicalIndex and SqliteVectorIndex: bm25 and KNN with the scope applied before ranking."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from memory.adapters.sqlite import (SqliteChunkStore, SqliteGenerations, SqliteIndex,
-                                    SqliteVectorIndex)
+from memory.adapters.sqlite import (SqliteGenerations, SqliteIndex, SqliteLexicalIndex,
+                                    SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.sqlite.queries import lexical
 from memory.domain.notes import Chunk, Note, NoteDocument, Status
 from memory.domain.refresh import ManifestEntry
@@ -45,7 +45,7 @@ class Built:
         stage.publish("m", DIM if vectors else None, {})
         reader = SqliteIndex(state)
         self.reader = reader
-        self.chunks = SqliteChunkStore(reader)
+        self.lexical, self.catalogue = SqliteLexicalIndex(reader), SqliteNoteCatalogue(reader)
         # "matrix": the in-memory matrix, waited for; "sqlite-vec": vec0 KNN every time.
         self.vectors = SqliteVectorIndex(reader, in_memory=mode == "matrix",
                                          wait_for_matrix=True)
@@ -60,7 +60,7 @@ def ids(hits) -> list[str]:
 
 def test_readers_implement_their_ports(tmp_path):
     built = Built(tmp_path, [make_doc("a", "text")])
-    assert isinstance(built.chunks, LexicalIndex) and isinstance(built.chunks, NoteCatalogue)
+    assert isinstance(built.lexical, LexicalIndex) and isinstance(built.catalogue, NoteCatalogue)
     assert isinstance(built.vectors, VectorIndex)
 
 
@@ -75,8 +75,7 @@ def test_hostile_queries_never_raise(tmp_path_factory, query):
     state = tmp_path_factory.getbasetemp() / "hostile"
     if not state.exists():
         Built(state, [make_doc("a", "foo bar baz café the of and", "alpha beta x")])
-    store = SqliteChunkStore(SqliteIndex(state))
-    hits = store.search(query, ANY, 5)
+    hits = SqliteLexicalIndex(SqliteIndex(state)).search(query, ANY, 5)
     assert isinstance(hits, list)
     if not query.strip("\x00 "):
         assert hits == []
@@ -84,8 +83,8 @@ def test_hostile_queries_never_raise(tmp_path_factory, query):
 
 def test_words_match_across_diacritics_and_stems(tmp_path):
     built = Built(tmp_path, [make_doc("a", "Retrying the café connection"), make_doc("b", "other")])
-    assert ids(built.chunks.search("cafe retries", ANY, 5)) == ["a#0"]
-    assert ids(built.chunks.search("the", ANY, 5)) == ["a#0"]  # only stopwords: keep them
+    assert ids(built.lexical.search("cafe retries", ANY, 5)) == ["a#0"]
+    assert ids(built.lexical.search("the", ANY, 5)) == ["a#0"]  # only stopwords: keep them
 
 
 def test_identifier_ranks_exact_match_first(tmp_path):
@@ -94,10 +93,10 @@ def test_identifier_ranks_exact_match_first(tmp_path):
             make_doc("path", "the launcher lives in scripts and is hidden"),
             make_doc("script", "see scripts/launch-hidden.vbs for the hook")]
     built = Built(tmp_path, docs)
-    assert ids(built.chunks.search("ALPHA-142", ANY, 5))[0] == "ticket#0"
-    assert ids(built.chunks.search("alpha-142 regression", ANY, 5))[0] == "ticket#0"
-    assert ids(built.chunks.search("scripts/launch-hidden.vbs", ANY, 5))[0] == "script#0"
-    assert all(h.score > 0 for h in built.chunks.search("alpha", ANY, 5))
+    assert ids(built.lexical.search("ALPHA-142", ANY, 5))[0] == "ticket#0"
+    assert ids(built.lexical.search("alpha-142 regression", ANY, 5))[0] == "ticket#0"
+    assert ids(built.lexical.search("scripts/launch-hidden.vbs", ANY, 5))[0] == "script#0"
+    assert all(h.score > 0 for h in built.lexical.search("alpha", ANY, 5))
 
 
 def _scoped_corpus():
@@ -115,11 +114,11 @@ def _scoped_corpus():
 def test_scope_filters_before_lexical_ranking(tmp_path):
     docs, vectors = _scoped_corpus()
     built = Built(tmp_path, docs, vectors)
-    assert ids(built.chunks.search("deploy pipeline", ANY, 1)) == ["best#0"]
-    hits = built.chunks.search("deploy pipeline", ScopeFilter(repository="mine"), 3)
+    assert ids(built.lexical.search("deploy pipeline", ANY, 1)) == ["best#0"]
+    hits = built.lexical.search("deploy pipeline", ScopeFilter(repository="mine"), 3)
     assert set(ids(hits)) == {"mine1#0", "mine2#0", "global#0"}
-    assert len(built.chunks.search("deploy", ScopeFilter(repository="mine"), 2)) == 2
-    assert "old#0" in ids(built.chunks.search(
+    assert len(built.lexical.search("deploy", ScopeFilter(repository="mine"), 2)) == 2
+    assert "old#0" in ids(built.lexical.search(
         "deploy", ScopeFilter(repository="mine", status=StatusFilter.ARCHIVED), 5))
 
 
@@ -169,23 +168,23 @@ def test_scope_sql_agrees_with_scope_filter_admits(tmp_path):
     every = [d.note for d in docs]
     for scope in scopes:
         expected = sorted(n.memory_id for n in every if scope.admits(n))
-        assert sorted(n.memory_id for n in built.chunks.notes(scope)) == expected, scope
-        assert sorted({h.note.memory_id for h in built.chunks.search("word", scope, 50)}) == expected
-    assert sorted(n.memory_id for n in built.chunks.notes()) == sorted(n.memory_id for n in every)
+        assert sorted(n.memory_id for n in built.catalogue.notes(scope)) == expected, scope
+        assert sorted({h.note.memory_id for h in built.lexical.search("word", scope, 50)}) == expected
+    assert sorted(n.memory_id for n in built.catalogue.notes()) == sorted(n.memory_id for n in every)
 
 
 @VECTOR_MODES
 def test_vectorless_generation_returns_no_semantic_hits(tmp_path, mode):
     built = Built(tmp_path, [make_doc("a", "text")], mode=mode)
     assert built.vectors.search(unit(1), ANY, 5) == []
-    assert ids(built.chunks.search("text", ANY, 5)) == ["a#0"]
+    assert ids(built.lexical.search("text", ANY, 5)) == ["a#0"]
 
 
 @VECTOR_MODES
 def test_limit_zero_and_large_limits(tmp_path, mode):
     docs, vectors = _scoped_corpus()
     built = Built(tmp_path, docs, vectors, mode=mode)
-    assert built.chunks.search("deploy", ANY, 0) == []
+    assert built.lexical.search("deploy", ANY, 0) == []
     assert built.vectors.search(unit(0), ANY, 0) == []
     assert len(built.vectors.search(unit(0), ANY, 100_000)) == len(vectors)
 
@@ -227,11 +226,11 @@ def test_ranking_the_fts_head_first_gives_the_full_query_result(tmp_path, monkey
               ScopeFilter(repository="r3", status=StatusFilter.ARCHIVED)]
     for scope in scopes:
         monkeypatch.setattr(queries, "LEXICAL_HEAD", 100_000)
-        everything = built.chunks.search("deploy pipeline", scope, limit)
+        everything = built.lexical.search("deploy pipeline", scope, limit)
         for head in (1, 8, 50):
             monkeypatch.setattr(queries, "LEXICAL_HEAD", head)
             assert [(h.chunk.chunk_id, h.score) for h in
-                    built.chunks.search("deploy pipeline", scope, limit)] == \
+                    built.lexical.search("deploy pipeline", scope, limit)] == \
                 [(h.chunk.chunk_id, h.score) for h in everything], (scope, head)
         assert all(scope.admits(h.note) for h in everything)
         assert len(everything) == min(limit, sum(scope.admits(d.note) for d in docs)), scope
@@ -264,7 +263,7 @@ def test_a_narrow_scope_past_the_ranked_head_finds_what_the_full_join_finds(tmp_
                   {c.chunk_id: unit(n) for n, c in enumerate(c for d in docs for c in d.chunks)})
     scope = ScopeFilter(repository="quiet")
     assert built.vectors.search(unit(1), scope, 1)  # the matrix is loaded: it judges the head
-    found = built.chunks.search("alpha", scope, 20)
+    found = built.lexical.search("alpha", scope, 20)
     joined = built.reader.read(lambda view: lexical(view.conn, "alpha", scope, 20), [])
     assert [(h.chunk.chunk_id, h.score) for h in found] == \
         [(chunk.chunk_id, score) for chunk, score in joined]

@@ -5,7 +5,7 @@ import pytest
 
 from memory.domain.cancellation import Cancelled
 from memory.domain.capture_errors import DuplicateKnowledge, SecretInNote
-from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, RefreshBusy
+from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, NotInstalled, RefreshBusy
 from memory.entrypoints.error_kinds import KINDS, kind_of
 
 
@@ -16,6 +16,7 @@ from memory.entrypoints.error_kinds import KINDS, kind_of
     (NotFound("no note Foo.md"), "not found", 3),
     (RefreshBusy("another refresh holds the lock"), "busy", 4),
     (Cancelled("stopped"), "cancelled", 1),
+    (NotInstalled("pip install 'ai-memory-notes[postgres]'"), "not installed", 1),
     (AiMemoryError("something else"), "error", 1),
     (OSError("disk full"), "error", 1)])
 def test_each_error_has_its_kind_and_exit_code(error, kind, code):

@@ -14,6 +14,7 @@ import Stemmer
 from attrs import define, field
 
 from memory.domain.candidates import Hit
+from memory.domain.note_keys import NoteKeys, exact_first, name_key
 from memory.domain.notes import Chunk, Note, NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.domain.scope import ScopeFilter
@@ -289,9 +290,12 @@ class InMemoryChunkStore(LexicalIndex, NoteCatalogue):
             return []
         q = terms(query)
         scored = []
+        admitted: dict[str, bool] = {}  # judged once per note, not once per chunk
         for chunk, tf in bm.chunks:
             note = snap.notes[chunk.memory_id]
-            if not scope.admits(note):  # scope before ranking
+            if chunk.memory_id not in admitted:
+                admitted[chunk.memory_id] = scope.admits(note)
+            if not admitted[chunk.memory_id]:  # scope before ranking
                 continue
             s = bm.score(q, tf)
             if s > 0:
@@ -311,11 +315,8 @@ class InMemoryChunkStore(LexicalIndex, NoteCatalogue):
         return snap.notes.get(memory_id) if snap else None
 
     def find(self, name: str) -> list[Note]:
-        key, exact = name.strip().lower(), name.strip()
-        found = [n for n in self.notes() if key in {x.lower() for x in n.names}
-                 or key == n.path.lower().removesuffix(".md")]
-        return sorted(found, key=lambda n: exact not in (n.memory_id, n.path,
-                                                         n.path.removesuffix(".md")))
+        key = name_key(name)
+        return exact_first((n for n in self.notes() if key and key in NoteKeys.of(n).names), name)
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
         snap = self._snap()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from memory.adapters.postgres.database import PostgresDatabase
 from memory.adapters.postgres.rows import chunk_from, note_from, scope_where
 from memory.adapters.postgres.seals import CHUNK_SOUND, NOTE_SOUND, checked
+from memory.domain.note_keys import exact_first, name_key
 from memory.domain.notes import Chunk, Note
 from memory.domain.scope import ScopeFilter
 from memory.ports.note_catalogue import NoteCatalogue
@@ -36,15 +37,12 @@ class PostgresNoteCatalogue(NoteCatalogue):
         return self._db.read(read, None)
 
     def find(self, name: str) -> list[Note]:
-        exact = (name or "").strip()
-        if not exact:
+        key = name_key(name)
+        if not key:
             return []
-        # A note spelled exactly so comes first (two notes whose paths differ only in case
-        # are two notes on Linux).
-        return self._db.read(lambda conn, gen: _notes(gen, conn.execute(
-            f"SELECT {_NOTE} FROM {_NOTES} WHERE m.gen = %s AND %s = ANY(n.names) "
-            f"ORDER BY (m.memory_id = %s OR m.path = %s OR m.path = %s) DESC, m.path",
-            (gen, exact.lower(), exact, exact, exact + ".md"))), [])
+        return exact_first(self._db.read(lambda conn, gen: _notes(gen, conn.execute(
+            f"SELECT {_NOTE} FROM {_NOTES} WHERE m.gen = %s AND %s = ANY(n.names)",
+            (gen, key))), []), name)
 
     def chunks_of(self, memory_id: str) -> Sequence[Chunk]:
         def read(conn, gen):

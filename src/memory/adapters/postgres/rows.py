@@ -10,8 +10,11 @@ import cattrs
 import Stemmer
 from psycopg.types.json import Jsonb
 
+from memory.adapters.postgres.seals import KEY_COLUMNS
+from memory.domain.note_keys import NoteKeys
 from memory.domain.notes import Chunk, Note, Status
 from memory.domain.scope import ScopeFilter
+from memory.domain.scope_rule import Condition, KeyIs, OwnedBy, PathUnder, StatusIn
 from memory.domain.text import STOPWORDS, words
 from memory.ports.errors import StoreError
 
@@ -54,13 +57,15 @@ def tsvector_literal(frequencies: Counter) -> str:
 
 def note_values(note: Note, lines: Sequence[str]) -> tuple:
     """The values of a note row, in seals.NOTE_COLUMNS order."""
-    names = sorted({name.lower() for name in (*note.names, note.path,
-                                                note.path.removesuffix(".md"))})
+    keys = NoteKeys.of(note)
     return (note.memory_id, note.path, Jsonb(_converter.unstructure(note)), Jsonb(list(lines)),
-            names, note.effective_status.value, (note.root_scope or "").lower(),
-            (note.ticket or "").upper(), note.path.lower(), sorted(note.repositories),
-            sorted(note.projects), note.is_cross_cutting)
+            list(keys.names), *(_key_value(getattr(keys, key)) for key in KEY_COLUMNS))
 
+
+def _key_value(value: object) -> object:
+    if isinstance(value, Status):
+        return value.value
+    return sorted(value) if isinstance(value, frozenset) else value
 
 
 def note_from(value: dict) -> Note:
@@ -83,26 +88,26 @@ def chunk_from(value: dict) -> Chunk:
 
 def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
     """SQL over `aim_notes n` equivalent to scope.admits(note); ("TRUE", []) for all."""
-    if scope is None:
+    if scope is None or not scope.conditions:
         return "TRUE", []
     clauses: list[str] = []
     params: list = []
-    if scope.root_scope:
-        clauses.append("n.root_key = %s")
-        params.append(scope.root_scope)
-    for key, column in ((scope.repository, "repo_keys"), (scope.project, "project_keys")):
-        if key:
-            clauses.append(f"(n.cross_cutting OR %s = ANY(n.{column}))")
-            params.append(key)
-    if scope.ticket:
-        clauses.append("n.ticket_key = %s")
-        params.append(scope.ticket)
-    if scope.path_prefix:
-        prefix = scope.path_prefix.lower()
-        clauses.append("left(n.path_key, %s) = %s")
-        params.extend([len(prefix), prefix])
-    admitted = [s.value for s in Status if scope.status.admits(s)]
-    if len(admitted) < len(Status):
-        clauses.append("n.effective_status = ANY(%s)")
-        params.append(admitted)
-    return (" AND ".join(clauses) or "TRUE"), params
+    for condition in scope.conditions:
+        clause, values = _rendered(condition)
+        clauses.append(clause)
+        params.extend(values)
+    return " AND ".join(clauses), params
+
+
+def _rendered(condition: Condition) -> tuple[str, list]:
+    """One condition of the domain's scope rule in Postgres's dialect, over NoteKeys' columns."""
+    match condition:
+        case KeyIs(key=key, value=value):
+            return f"n.{KEY_COLUMNS[key]} = %s", [value]
+        case OwnedBy(key=key, value=value):
+            return f"(n.cross_cutting OR %s = ANY(n.{KEY_COLUMNS[key]}))", [value]
+        case PathUnder(prefix=prefix):
+            return "left(n.path_key, %s) = %s", [len(prefix), prefix]
+        case StatusIn(statuses=statuses):
+            return "n.effective_status = ANY(%s)", [[s.value for s in statuses]]
+    raise AssertionError(f"a scope condition no store renders: {condition!r}")

@@ -13,8 +13,11 @@ import psycopg
 
 from memory.ports.errors import StoreError
 
-NOTE_COLUMNS = ("memory_id", "path", "note", "lines", "names", "effective_status", "root_key",
-                "ticket_key", "path_key", "repo_keys", "project_keys", "cross_cutting")
+# The column of each NoteKeys key (the domain computes them, so SQL agrees with admits()).
+KEY_COLUMNS = {"status": "effective_status", "root": "root_key", "ticket": "ticket_key",
+               "path": "path_key", "repositories": "repo_keys", "projects": "project_keys",
+               "cross_cutting": "cross_cutting"}
+NOTE_COLUMNS = ("memory_id", "path", "note", "lines", "names", *KEY_COLUMNS.values())
 NOTE_TYPES = ("text", "text", "jsonb", "jsonb", "text[]", "text", "text", "text", "text",
               "text[]", "text[]", "boolean")
 CHUNK_COLUMNS = ("note_row", "ordinal", "chunk", "tsv", "length", "dim", "embedding")

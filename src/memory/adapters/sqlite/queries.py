@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 import apsw
 import numpy as np
 
-from memory.adapters.sqlite.rows import CHUNK_COLUMNS, IndexDamaged, chunk_from_row
-from memory.domain.notes import Chunk, Status
+from memory.adapters.sqlite.rows import CHUNK_COLUMNS, KEY_COLUMNS, IndexDamaged, chunk_from_row
+from memory.domain.notes import Chunk
 from memory.domain.scope import ScopeFilter
+from memory.domain.scope_rule import Condition, KeyIs, OwnedBy, PathUnder, StatusIn
 from memory.domain.text import STOPWORDS, words
 from memory.ports.errors import StoreError
 
@@ -52,28 +53,30 @@ def scope_where(scope: ScopeFilter | None) -> tuple[str, list]:
         return "", []
     clauses: list[str] = []
     params: list = []
-    if scope.root_scope:
-        clauses.append("n.root_key = ?")
-        params.append(scope.root_scope)
-    for key, column in ((scope.repository, "repo_keys"), (scope.project, "project_keys")):
-        if key:
-            clauses.append(f"(n.cross_cutting = 1 OR EXISTS "
-                           f"(SELECT 1 FROM json_each(n.{column}) WHERE value = ?))")
-            params.append(key)
-    if scope.ticket:
-        clauses.append("n.ticket_key = ?")
-        params.append(scope.ticket)
-    if scope.path_prefix:
-        # substr compares exactly, so % and _ in a prefix need no LIKE escaping.
-        prefix = scope.path_prefix.lower()
-        clauses.append("substr(n.path_key, 1, ?) = ?")
-        params.extend([len(prefix), prefix])
-    admitted = [s.value for s in Status if scope.status.admits(s)]
-    if len(admitted) < len(Status):
-        clauses.append(f"n.effective_status IN ({', '.join('?' * len(admitted))})"
-                       if admitted else "0")
-        params.extend(admitted)
+    for condition in scope.conditions:
+        clause, values = _rendered(condition)
+        clauses.append(clause)
+        params.extend(values)
     return " AND ".join(clauses), params
+
+
+def _rendered(condition: Condition) -> tuple[str, list]:
+    """One condition of the domain's scope rule in SQLite's dialect, over NoteKeys' columns."""
+    match condition:
+        case KeyIs(key=key, value=value):
+            return f"n.{KEY_COLUMNS[key]} = ?", [value]
+        case OwnedBy(key=key, value=value):
+            return (f"(n.cross_cutting = 1 OR EXISTS "
+                    f"(SELECT 1 FROM json_each(n.{KEY_COLUMNS[key]}) WHERE value = ?))", [value])
+        case PathUnder(prefix=prefix):
+            # substr compares exactly, so % and _ in a prefix need no LIKE escaping.
+            return "substr(n.path_key, 1, ?) = ?", [len(prefix), prefix]
+        case StatusIn(statuses=statuses):
+            if not statuses:
+                return "0", []
+            return (f"n.effective_status IN ({', '.join('?' * len(statuses))})",
+                    [s.value for s in statuses])
+    raise AssertionError(f"a scope condition no store renders: {condition!r}")
 
 
 Fetch = Callable[[Sequence[tuple[int, float]]], list[tuple[Chunk, float]]]

@@ -11,6 +11,7 @@ import json
 import zlib
 from collections.abc import Iterable, Sequence
 
+from memory.domain.note_keys import NoteKeys
 from memory.domain.notes import Chunk, Note, ScopeKind, Status
 from memory.domain.refresh import ManifestEntry
 from memory.ports.errors import StoreError
@@ -25,9 +26,11 @@ _TUPLES = ("related", "related_repos", "related_projects", "supersedes", "supers
 NOTE_FIELDS = ("memory_id", "path", "title", "type", "root_scope", "scope_kind", "scope_id",
                "repository", "project", "ticket", "status", "created", "updated",
                "review_after", *_TUPLES, "content_hash", "line_count")
-# Keys ScopeFilter compares against, computed in Python so SQL agrees with admits().
-SCOPE_KEYS = ("effective_status", "root_key", "ticket_key", "path_key", "repo_keys",
-              "project_keys", "cross_cutting")
+# The column of each NoteKeys key (the domain computes them, so SQL agrees with admits()).
+KEY_COLUMNS = {"status": "effective_status", "root": "root_key", "ticket": "ticket_key",
+               "path": "path_key", "repositories": "repo_keys", "projects": "project_keys",
+               "cross_cutting": "cross_cutting"}
+SCOPE_KEYS = tuple(KEY_COLUMNS.values())
 NOTE_COLUMNS = ", ".join(f"n.{name}" for name in (*NOTE_FIELDS, *SCOPE_KEYS, "crc"))
 CHUNK_FIELDS = ("chunk_id", "memory_id", "path", "heading", "start_line", "end_line", "text",
                 "context", "ordinal", "hash")
@@ -80,12 +83,18 @@ def note_row(note: Note, lines: Sequence[str]) -> tuple:
         elif isinstance(value, (ScopeKind, Status)):
             value = value.value
         values.append(value)
-    keys = (note.effective_status.value, (note.root_scope or "").lower(),
-            (note.ticket or "").upper(), note.path.lower(),
-            json.dumps(sorted(note.repositories)), json.dumps(sorted(note.projects)),
-            int(note.is_cross_cutting))
+    keys = NoteKeys.of(note)
+    keys_values = [_key_value(getattr(keys, key)) for key in KEY_COLUMNS]
     text = json.dumps(list(lines))
-    return (*sealed((*values, *keys)), text, crc((text,)))
+    return (*sealed((*values, *keys_values)), text, crc((text,)))
+
+
+def _key_value(value: object) -> object:
+    if isinstance(value, Status):
+        return value.value
+    if isinstance(value, frozenset):
+        return json.dumps(sorted(value))
+    return int(value) if isinstance(value, bool) else value
 
 
 def note_from_row(row: Sequence) -> Note:
@@ -109,14 +118,6 @@ def lines_from_row(text: str, stored: int) -> tuple[str, ...]:
         return tuple(json.loads(text))
     except ValueError as exc:
         raise IndexDamaged(f"index file is damaged: a note's lines do not decode: {exc}") from exc
-
-
-def note_names(note: Note) -> set[str]:
-    """Lower-cased names find() matches: Note.names plus the path without .md."""
-    names = {n.lower() for n in note.names}
-    if note.path.lower().endswith(".md"):
-        names.add(note.path[:-3].lower())
-    return names
 
 
 def chunk_row(chunk: Chunk) -> tuple:

@@ -20,6 +20,7 @@ from memory.adapters.sqlite import rows, schema
 from memory.adapters.sqlite.connection import store_errors
 from memory.adapters.sqlite.queries import as_blob, chunks_by_rowid, lexical, nearest
 from memory.adapters.sqlite.vector_matrix import MatrixStore, overlay_nearest
+from memory.domain.note_keys import NoteKeys
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry
 from memory.ports.errors import DuplicateNote, StoreError
@@ -194,7 +195,7 @@ class SqliteIndexStage(IndexStage):
             self._delete_note(conn, old[0])
         conn.execute(rows.INSERT_NOTE, rows.note_row(note, document.lines))
         conn.executemany("INSERT INTO note_names (name, memory_id, crc) VALUES (?, ?, ?)",
-                         [rows.sealed((name, note.memory_id)) for name in rows.note_names(note)])
+                         [rows.sealed((name, note.memory_id)) for name in NoteKeys.of(note).names])
         dimension = schema.vector_dimension(conn)
         if blobs and dimension is None:
             dimension = len(blobs[0]) // 4

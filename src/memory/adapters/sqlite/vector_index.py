@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.adapters.sqlite.chunk_store import hits
 from memory.adapters.sqlite.index import SqliteIndex
 from memory.adapters.sqlite.queries import as_blob, nearest
 from memory.adapters.sqlite.schema import vector_dimension
-from memory.adapters.sqlite.view import GenerationView
+from memory.adapters.sqlite.view import GenerationView, hits
 from memory.domain.scope import ScopeFilter
 from memory.domain.candidates import Hit
 from memory.ports.vector_index import VectorIndex

@@ -15,6 +15,7 @@ import numpy as np
 from memory.adapters.sqlite.queries import chunk_rows, scope_where
 from memory.adapters.sqlite.rows import (CHUNK_COLUMNS, NOTE_COLUMNS, SCOPE_KEYS, IndexDamaged,
                                          chunk_from_row, lines_from_row, note_from_row)
+from memory.domain.candidates import Hit
 from memory.domain.notes import Chunk, Note
 from memory.domain.refresh import GenerationInfo
 from memory.domain.scope import ScopeFilter
@@ -183,3 +184,10 @@ class GenerationView:
             known = self._cache.notes
             self._cache.all = [known.setdefault(row[0], note_from_row(row)) for row in rows]
         return self._cache.all
+
+
+def hits(view: GenerationView, found: list[tuple[Chunk, float]]) -> list[Hit]:
+    """Scored chunks as hits, each with its note (a chunk whose note is gone is dropped)."""
+    notes = view.notes_for(chunk.memory_id for chunk, _ in found)
+    return [Hit(chunk, notes[chunk.memory_id], score) for chunk, score in found
+            if chunk.memory_id in notes]
