@@ -270,3 +270,64 @@ def test_a_state_folder_left_open_is_made_owner_only_by_the_next_refresh(tmp_pat
     assert done.returncode == 0, done.stderr
     assert loose(state) == []
     assert "open to other accounts" in done.stderr
+
+
+def connect(root: Path, url: str) -> tuple[dict, str]:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "memory_search", "arguments": {"query": "rollback plan"}, "_meta": META}}
+    done = subprocess.run([sys.executable, "-m", "memory", "connect", "--root", str(root),
+                           "--url", url], input=json.dumps(call) + "\n", text=True,
+                          capture_output=True, timeout=300, env=server_env())
+    return json.loads(done.stdout.splitlines()[0]), done.stderr
+
+
+def test_connect_to_a_loopback_url_sends_the_credential_only_to_the_owners_server(root,
+                                                                                 tmp_path):
+    with http_server(root, tmp_path / "serve.stderr", "--no-watch") as served:
+        answer, stderr = connect(root, served.url)
+    assert answer["result"]["structuredContent"]["items"], stderr
+    foreign = ForeignListener(root, os.getpid())
+    threading.Thread(target=foreign.serve_forever, daemon=True).start()
+    try:
+        answer, _ = connect(root, f"http://127.0.0.1:{foreign.server_address[1]}/mcp")
+    finally:
+        foreign.shutdown()
+    assert "not the owner's ai-memory server" in answer["error"]["message"]
+    assert foreign.seen and not any(seen.startswith("POST") for seen in foreign.seen)
+    secret = (root / ".ai-memory" / "local-token").read_text().strip()
+    assert not any(secret in seen for seen in foreign.seen)
+
+
+LEGACY = """
+import http.server, json, os, sys
+status = json.dumps({"server": "ai-memory", "version": "0.0.9", "pid": os.getpid(),
+                     "root_id": sys.argv[1]}).encode()
+class Status(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-length", str(len(status)))
+        self.end_headers()
+        self.wfile.write(status)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Status)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def test_a_daemon_of_an_older_version_open_to_everyone_is_stopped_not_left_running(root):
+    cli("daemon", "stop", "--root", str(root))
+    legacy = subprocess.Popen([sys.executable, "-c", LEGACY, root_fingerprint(root)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        record = {"pid": legacy.pid, "port": int(legacy.stdout.readline()),
+                  "root_id": root_fingerprint(root), "version": "0.0.9", "started": time.time()}
+        (root / ".ai-memory" / "daemon.json").write_text(json.dumps(record))
+        started = cli("daemon", "start", "--root", str(root))
+        assert started.returncode == 0, started.stderr
+        assert legacy.wait(timeout=30) is not None  # stopped by the start of the new one
+    finally:
+        legacy.kill()
+        legacy.wait()
+        cli("daemon", "stop", "--root", str(root))

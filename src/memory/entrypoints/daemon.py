@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 
 from memory import __version__
 from memory.domain.errors import Unavailable
-from memory.entrypoints.http.config import MCP_PATH
+from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH
 from memory.entrypoints.local_credential import read_secret, server_holds
 from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV
 
@@ -183,8 +183,24 @@ class LocalDaemon:
                           f"its log is {self.log_path}")
 
     def _forget(self, record: DaemonRecord | None) -> None:
-        if record is not None:
-            self.record_path.unlink(missing_ok=True)
+        if record is None:
+            return
+        if _pid_alive(record.pid) and self._open_to_everyone(record):
+            _terminate(record.pid, STOP_TIMEOUT_S)  # else it would go on letting everyone in
+        self.record_path.unlink(missing_ok=True)
+
+    def _open_to_everyone(self, record: DaemonRecord) -> bool:
+        """True when the recorded daemon tells anyone who it is: one of an older version,
+        which takes no credential."""
+        conn = http.client.HTTPConnection("127.0.0.1", record.port, timeout=PROBE_TIMEOUT_S)
+        with closing(conn):
+            try:
+                conn.request("GET", STATUS_PATH)
+                status = json.loads(conn.getresponse().read(4096))
+            except (OSError, http.client.HTTPException, ValueError):
+                return False
+        return (isinstance(status, dict) and status.get("pid") == record.pid
+                and status.get("root_id") == self._root_id)
 
     @contextmanager
     def _locked(self, timeout_s: float) -> Iterator[None]:

@@ -40,8 +40,14 @@ def ensure_state_dir(state_dir: str | os.PathLike[str]) -> Path:
 
 def _tighten(path: Path) -> None:
     """Remove group and other bits from the folder and everything in it, if the folder has any."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if os.name == "nt" or not mode & OPEN_BITS:
+    st = path.stat()
+    mode = stat.S_IMODE(st.st_mode)
+    if os.name == "nt":
+        return
+    if st.st_uid != os.geteuid() and os.geteuid() != 0:
+        log.warning("the state folder %s belongs to another account (uid %d), which can change "
+                    "what it holds: pass --state-dir for a folder of your own", path, st.st_uid)
+    if not mode & OPEN_BITS:
         return
     try:
         for folder, dirs, files in os.walk(path):
