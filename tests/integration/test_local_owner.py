@@ -52,8 +52,10 @@ def root() -> Path:
     # Not under pytest's own folder, which is 0700: the stranger must be able to reach the
     # root, as another account can reach a home folder of the usual 0755.
     base = Path(tempfile.mkdtemp(prefix="ai-memory-owner-"))
-    base.chmod(0o755)
-    yield make_root(base)
+    root = make_root(base)
+    for folder in (base, root):
+        folder.chmod(0o755)
+    yield root
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -212,7 +212,14 @@ def _shared_server_commands(sub, common: list[argparse.ArgumentParser]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     # Owner-only, whatever the user's umask: the state folder (index, logs, caches, daemon
     # record, credentials) and the notes ai-memory creates are this account's alone.
-    os.umask(0o077)
+    previous = os.umask(0o077)
+    try:
+        return _main(argv)
+    finally:
+        os.umask(previous)  # for a caller in the same process (tests)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
     try:
