@@ -25,6 +25,7 @@ import anyio
 import pytest
 from http_harness import cli, http_server, make_root, mcp_session, server_env
 
+from memory.adapters.statefiles import ensure_state_dir
 from memory.entrypoints.daemon import root_fingerprint
 
 NOBODY = 65534
@@ -98,8 +99,8 @@ def as_another_account(attempt, *args) -> dict:
     return result
 
 
-def stranger_attempts(state_dir: str, port: int) -> dict:
-    """Everything another account tries: the state folder's files, then every request."""
+def stranger_reads(state_dir: str) -> dict:
+    """What another account reads of the state folder: its files, its listing."""
     found = {"uid": os.geteuid()}
     for name in ("daemon.json", "local-token", "refresh-history.jsonl", "index/CURRENT"):
         try:
@@ -110,6 +111,12 @@ def stranger_attempts(state_dir: str, port: int) -> dict:
         found["listing"] = sorted(os.listdir(state_dir))
     except OSError as exc:
         found["listing"] = type(exc).__name__
+    return found
+
+
+def stranger_attempts(state_dir: str, port: int) -> dict:
+    """Everything another account tries: the state folder's files, then every request."""
+    found = stranger_reads(state_dir)
     forged = f"{secrets.token_hex(16)} {secrets.token_hex(32)}"
     requests = {
         "initialize": ("POST", "/mcp", json.dumps(INIT), ACCEPT),
@@ -262,16 +269,34 @@ def test_the_state_folder_is_owner_only_after_a_refresh_and_a_serve(root, tmp_pa
     assert loose(state) == []
 
 
-def test_a_state_folder_left_open_is_made_owner_only_by_the_next_refresh(tmp_path):
-    root = make_root(tmp_path)
-    state = root / ".ai-memory"
-    for path in [state, *state.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(0o755 if path.is_dir() else 0o644)
-    done = cli("refresh", "--root", str(root), "--mode", "index")
-    assert done.returncode == 0, done.stderr
-    assert loose(state) == []
-    assert "open to other accounts" in done.stderr
+def test_a_state_folder_left_open_is_closed_by_the_next_refresh(tmp_path):
+    base = Path(tempfile.mkdtemp(prefix="ai-memory-open-"))
+    try:
+        root = make_root(base)
+        state = root / ".ai-memory"
+        for path in [base, root, state, *state.rglob("*")]:  # as an older version left it
+            if not path.is_symlink():
+                path.chmod(0o755 if path.is_dir() else 0o644)
+        done = cli("refresh", "--root", str(root), "--mode", "index")
+        assert done.returncode == 0, done.stderr
+        assert "was open to other accounts" in done.stderr
+        assert stat.S_IMODE(state.stat().st_mode) == 0o700
+        found = as_another_account(stranger_reads, str(state))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert found["uid"] == NOBODY
+    for name in ("refresh-history.jsonl", "index/CURRENT", "listing"):
+        assert found[name] == "PermissionError", (name, found[name])
+
+
+def test_a_shared_sticky_folder_named_as_state_folder_is_only_warned_about(tmp_path, caplog):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / ".gitignore").write_text("*\n")
+    shared.chmod(0o1777)
+    ensure_state_dir(shared)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert "is open to other accounts" in caplog.text
 
 
 def connect(root: Path, url: str) -> tuple[dict, str]:

@@ -2,9 +2,10 @@
 .gitignore.
 
 Other accounts must not read the index, the logs or the credentials in it, nor plant files
-there. A 0700 folder is enough for that (no path below it can be opened by another account);
-the CLI's umask of 077 makes what is created inside owner-only too. A folder left open by an
-older version, or made by hand, is tightened, with its contents, once.
+there. A 0700 folder is enough for that: no path below it can be opened by another account,
+whatever the modes of the files in it (the CLI's umask of 077 makes those owner-only too). A
+state folder left open by an older version is closed again; its contents are not walked, as a
+folder named with --state-dir may hold much more than our files.
 """
 
 from __future__ import annotations
@@ -18,19 +19,20 @@ from memory.ports.errors import StoreError
 
 log = logging.getLogger(__name__)
 OPEN_BITS = 0o077  # group and other
+MARKER = "*\n"  # the .gitignore this module writes: the folder is a state folder
 
 
 def ensure_state_dir(state_dir: str | os.PathLike[str]) -> Path:
-    """Create the state directory if needed (0700), tighten it if others may enter it; write
+    """Create the state directory if needed (0700), close it if others may enter it; write
     a `*` .gitignore there if it has none."""
     path = Path(state_dir)
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _tighten(path)
+        _close(path)
         try:
             # "x" so that two processes racing here never truncate each other's file.
             with open(path / ".gitignore", "x", encoding="utf-8") as handle:
-                handle.write("*\n")
+                handle.write(MARKER)
         except FileExistsError:
             pass
     except OSError as exc:
@@ -38,8 +40,9 @@ def ensure_state_dir(state_dir: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _tighten(path: Path) -> None:
-    """Remove group and other bits from the folder and everything in it, if the folder has any."""
+def _close(path: Path) -> None:
+    """Take group and other bits off a state folder that has them (with a warning); only
+    warn for a folder that is not plainly one (a shared, sticky folder such as /tmp)."""
     st = path.stat()
     mode = stat.S_IMODE(st.st_mode)
     if os.name == "nt":
@@ -49,20 +52,22 @@ def _tighten(path: Path) -> None:
                     "what it holds: pass --state-dir for a folder of your own", path, st.st_uid)
     if not mode & OPEN_BITS:
         return
+    if mode & stat.S_ISVTX or not _is_state_folder(path):
+        log.warning("the state folder %s is open to other accounts (mode %o): they can read "
+                    "the index and logs in it; make it 0700 or pass --state-dir", path, mode)
+        return
     try:
-        for folder, dirs, files in os.walk(path):
-            for name in (*dirs, *files):
-                _owner_only(Path(folder) / name)
         os.chmod(path, mode & ~OPEN_BITS)
     except OSError as exc:  # a read-only mount, another account's folder: say so, go on
         log.warning("the state folder %s is open to other accounts (mode %o) and could not "
-                    "be made owner-only: %s", path, mode, exc)
+                    "be closed: %s", path, mode, exc)
         return
-    log.warning("the state folder %s was open to other accounts (mode %o): made it and its "
-                "contents owner-only", path, mode)
+    log.warning("the state folder %s was open to other accounts (mode %o): made it 0700",
+                path, mode)
 
 
-def _owner_only(path: Path) -> None:
-    st = path.lstat()
-    if not stat.S_ISLNK(st.st_mode) and st.st_mode & OPEN_BITS:
-        os.chmod(path, stat.S_IMODE(st.st_mode) & ~OPEN_BITS)
+def _is_state_folder(path: Path) -> bool:
+    try:
+        return (path / ".gitignore").read_text(encoding="utf-8") == MARKER
+    except (OSError, UnicodeDecodeError):
+        return False
