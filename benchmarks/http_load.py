@@ -149,8 +149,10 @@ async def run_http(root: Path, args, queries: list[str]):
             stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **OFFLINE})
     try:
         url = await wait_for_url(server, log)
+        # The owner's local credential, which a loopback server requires by default.
+        secret = (root / ".ai-memory" / "local-token").read_text(encoding="ascii").strip()
         async with AsyncExitStack() as stack:
-            sessions = [await open_http(stack, url) for _ in range(args.sessions + 1)]
+            sessions = [await open_http(stack, url, secret) for _ in range(args.sessions + 1)]
             return await drive(sessions[:-1], sessions[-1], root, queries, args.seconds,
                                [psutil.Process(server.pid)])
     finally:
@@ -158,9 +160,10 @@ async def run_http(root: Path, args, queries: list[str]):
         server.wait(timeout=30)
 
 
-async def open_http(stack: AsyncExitStack, url: str) -> ClientSession:
+async def open_http(stack: AsyncExitStack, url: str, secret: str) -> ClientSession:
     client = await stack.enter_async_context(
-        httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=600)))
+        httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=600),
+                           headers={"Authorization": f"Bearer {secret}"}))
     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()

@@ -71,10 +71,17 @@ def make_root(base: Path) -> Path:
 class Running:
     """A `serve --http` process: its URL, its stderr log, the process itself."""
 
-    def __init__(self, process: subprocess.Popen, url: str, errlog: Path):
+    def __init__(self, process: subprocess.Popen, url: str, errlog: Path, root: Path):
         self.process = process
         self.url = url
         self.errlog = errlog
+        self.root = root
+
+    @property
+    def owner(self) -> dict[str, str]:
+        """The header of the owner's local credential (what `ai-memory connect` sends)."""
+        secret = (self.root / ".ai-memory" / "local-token").read_text(encoding="ascii").strip()
+        return {"Authorization": f"Bearer {secret}"}
 
     @property
     def log(self) -> str:
@@ -91,7 +98,7 @@ def http_server(root: Path, errlog: Path, *flags: str, bind: str = "127.0.0.1:0"
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err,
                                    env=env or server_env(), cwd=str(cwd) if cwd else None)
         try:
-            yield Running(process, _wait_for_url(process, errlog), errlog)
+            yield Running(process, _wait_for_url(process, errlog), errlog, root)
         finally:
             process.terminate()
             try:

@@ -49,7 +49,9 @@ def test_the_conformance_suite_passes_but_for_the_listed_scenarios(tmp_path):
     listed = EXPECTED_FAILURES.read_text()
     assert not any(f"- {name}" in listed for name in REQUIRED)
     root = make_root(tmp_path)
-    with http_server(root, tmp_path / "serve.stderr", "--no-watch") as served:
+    # The suite tests the protocol, and sends no credential: this server lets every local
+    # account in, as `--auth none` says (tests/integration/test_local_owner.py tests who may).
+    with http_server(root, tmp_path / "serve.stderr", "--no-watch", "--auth", "none") as served:
         done = subprocess.run(
             [command, *SUITE, "server", "--url", served.url, "--expected-failures",
              str(EXPECTED_FAILURES), "-o", str(tmp_path / "results")],

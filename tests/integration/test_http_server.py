@@ -39,7 +39,7 @@ def paths(packet: dict) -> set[str]:
 
 @pytest.mark.anyio
 async def test_every_tool_answers_over_streamable_http(server):
-    async with mcp_session(server.url) as session:
+    async with mcp_session(server.url, headers=server.owner) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == TOOLS
         assert {n for n, t in tools.items() if t.annotations.read_only_hint} == READ_ONLY
@@ -83,7 +83,7 @@ async def test_refresh_reports_progress_and_a_cancelled_call_leaves_the_server_s
     async def on_progress(progress, total, message):
         seen.append((progress, total))
 
-    async with mcp_session(server.url) as session:
+    async with mcp_session(server.url, headers=server.owner) as session:
         with anyio.fail_after(300):
             result = await session.call_tool("memory_refresh", {"mode": "full", "force": True},
                                              progress_callback=on_progress)
@@ -105,9 +105,9 @@ async def test_each_session_defaults_to_its_own_roots(server, tmp_path):
     alpha = git_work_tree(tmp_path / "checkout", "git@github.com:acme/Alpha.git")
     beta = tmp_path / "beta"
     beta.mkdir()
-    async with mcp_session(server.url, roots=[alpha]) as one, \
-            mcp_session(server.url, roots=[beta]) as two, \
-            mcp_session(server.url) as three:
+    async with mcp_session(server.url, headers=server.owner, roots=[alpha]) as one, \
+            mcp_session(server.url, headers=server.owner, roots=[beta]) as two, \
+            mcp_session(server.url, headers=server.owner) as three:
         for _ in range(2):  # interleaved, twice: nothing sticks from the other session
             a = (await one.call_tool("memory_search", {"query": "deploy checklist"}))
             b = (await two.call_tool("memory_search", {"query": "deploy checklist"}))
@@ -127,7 +127,7 @@ async def test_the_servers_own_folder_scopes_no_session(root, tmp_path):
     """Started inside a checkout, the HTTP server still infers nothing for its clients."""
     checkout = git_work_tree(tmp_path / "alpha", "git@github.com:acme/alpha.git")
     with http_server(root, tmp_path / "serve.stderr", "--no-watch", cwd=checkout) as served:
-        async with mcp_session(served.url) as session:
+        async with mcp_session(served.url, headers=served.owner) as session:
             packet = (await session.call_tool("memory_search", {"query": "deploy checklist"}))
             assert "inferred" not in packet.structured_content["scope"]
 
@@ -145,7 +145,8 @@ def sse_result(response: httpx2.Response) -> dict:
 def test_every_handshake_revision_is_negotiated(server, version):
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-    answer = sse_result(httpx2.post(server.url, json=init, headers=ACCEPT, timeout=60))
+    answer = sse_result(httpx2.post(server.url, json=init, headers={**ACCEPT, **server.owner},
+                                    timeout=60))
     assert answer["result"]["protocolVersion"] == version
 
 
@@ -155,19 +156,22 @@ def test_the_2026_revision_needs_no_session(server):
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "memory_search", "arguments": {"query": "rollback plan"},
                        "_meta": meta}}
-    headers = {**ACCEPT, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
-               "Mcp-Name": "memory_search"}
+    headers = {**ACCEPT, **server.owner, "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": "memory_search"}
     answer = sse_result(httpx2.post(server.url, json=call, headers=headers, timeout=120))
     assert "Decisions/Deploys.md" in paths(answer["result"]["structuredContent"])
 
 
-def test_an_oversized_body_gets_413_without_authentication_too(server):
+def test_an_oversized_body_gets_413_from_the_owner_too(server):
     big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * (3 << 20) + b'"}}'
-    assert httpx2.post(server.url, content=big, headers=ACCEPT, timeout=60).status_code == 413
+    response = httpx2.post(server.url, content=big, headers={**ACCEPT, **server.owner}, timeout=60)
+    assert response.status_code == 413
 
 
 def test_status_names_the_root_not_its_path(server, root):
-    with urllib.request.urlopen(server.url.replace("/mcp", "/ai-memory/status"), timeout=10) as r:
+    request = urllib.request.Request(server.url.replace("/mcp", "/ai-memory/status"),
+                                     headers=server.owner)
+    with urllib.request.urlopen(request, timeout=10) as r:
         status = json.loads(r.read())
     assert status["server"] == "ai-memory" and status["pid"] == server.process.pid
     assert str(root) not in json.dumps(status)

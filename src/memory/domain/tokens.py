@@ -47,6 +47,26 @@ def may_change_memory(scopes: Iterable[str]) -> bool:
     return WRITE_SCOPE in scopes
 
 
+class ProofRole(Enum):
+    """Which side of a loopback connection proves it holds the owner's local secret."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+def owner_proof(secret: str, role: ProofRole, port: int, nonce: str) -> str:
+    """HMAC-SHA256 of `nonce` under the owner's local secret, bound to the side answering and
+    to the server's port: a proof seen on one port, or sent by the other side, proves nothing
+    anywhere else."""
+    message = f"ai-memory {role.value} {port} {nonce}".encode("utf-8")
+    return hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def same_secret(expected: str, presented: str) -> bool:
+    """`presented` is `expected`, compared in constant time (any text, not only ASCII)."""
+    return hmac.compare_digest(expected.encode("utf-8"), presented.encode("utf-8"))
+
+
 def token_name(raw: str) -> str:
     """A token's name as given, if it is a short, printable identifier (it shows in listings)."""
     name = str(raw).strip()

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlencode, urlsplit
 
-from memory.domain.errors import AiMemoryError
+from memory.domain.errors import AiMemoryError, Unavailable
 from memory.entrypoints.daemon import LocalDaemon
 from memory.entrypoints.http.config import is_loopback, require_tls
+from memory.entrypoints.local_credential import read_secret, require_server_holds
 from memory.entrypoints.settings import (AUTO_SCOPE_ENV, REPOSITORY_ENV, WORKSPACE_HEADER,
                                          client_scope_settings, token_from)
 
@@ -47,13 +48,21 @@ class Upstream(Protocol):
     def recover(self) -> str:
         """The endpoint to retry at after it failed (a local daemon is started again)."""
 
+    def admit(self, conn: http.client.HTTPConnection) -> dict[str, str]:
+        """The headers that authenticate a request on `conn`, once the server at its other
+        end proved it is the one meant (Unavailable, with nothing sent, when it is not)."""
+
 
 class DaemonUpstream:
-    """The root's local daemon, started on first use and after it went away."""
+    """The root's local daemon, started on first use and after it went away. Every
+    connection to it is proven first: the port may be someone else's by now."""
 
     def __init__(self, daemon: LocalDaemon):
         self._daemon = daemon
         self._url: str | None = None
+
+    def admit(self, conn: http.client.HTTPConnection) -> dict[str, str]:
+        return _owner_admitted(conn, self._daemon.credential())
 
     def url(self) -> str:
         if self._url is None:
@@ -66,10 +75,16 @@ class DaemonUpstream:
 
 
 class FixedUpstream:
-    """A server someone else runs (a team server): nothing to start, only to retry."""
+    """A server someone else runs (a team server): nothing to start, only to retry. Given
+    the owner's local secret (a loopback server of this account), it proves each connection
+    as the daemon's are."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, owner_secret: str | None = None):
         self._url = url
+        self._owner_secret = owner_secret
+
+    def admit(self, conn: http.client.HTTPConnection) -> dict[str, str]:
+        return {} if self._owner_secret is None else _owner_admitted(conn, self._owner_secret)
 
     def url(self) -> str:
         return self._url
@@ -253,6 +268,7 @@ class StdioBridge:
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         conn = kind(parts.hostname, parts.port, timeout=CONNECT_TIMEOUT_S)
         try:
+            headers = {**headers, **self._upstream.admit(conn)}
             conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""),
                          body=body, headers=headers)
             conn.sock.settimeout(None)  # a tool call, or the GET stream, may last long
@@ -374,20 +390,32 @@ def workspace_header(cwd: Path | None, env: dict[str, str]) -> dict[str, str]:
     return {WORKSPACE_HEADER: urlencode(fields)} if fields else {}
 
 
+def _owner_admitted(conn: http.client.HTTPConnection, secret: str | None) -> dict[str, str]:
+    if secret is None:
+        raise Unavailable("no local credential yet (the daemon makes it when it starts)")
+    require_server_holds(conn, secret)
+    return {"Authorization": f"Bearer {secret}"}
+
+
 def run_connect(settings, url: str | None, token_env: str | None) -> int:
-    """Bridge stdin/stdout to `url`, or to the local daemon of `settings.root`."""
+    """Bridge stdin/stdout to `url`, or to the local daemon of `settings.root`; a loopback
+    `url` without --token-env gets the owner's local credential of `settings`, if any."""
     if url is not None:
         require_tls(url, "--url", "the bearer token and every note read or written")
     headers = {}
-    if url is None or is_loopback(urlsplit(url).hostname or ""):  # a folder path means nothing to another machine
+    local = url is None or is_loopback(urlsplit(url).hostname or "")
+    if local:  # a folder path means nothing to another machine
         headers.update(workspace_header(_cwd(), client_scope_settings()))
     if token_env:
         token = token_from(token_env)
         if not token:
             raise AiMemoryError(f"--token-env {token_env}: that environment variable is empty")
         headers["Authorization"] = f"Bearer {token}"
-    upstream = (FixedUpstream(url) if url
-                else DaemonUpstream(LocalDaemon(settings.root, settings.state_dir)))
+    if url is None:
+        upstream: Upstream = DaemonUpstream(LocalDaemon(settings.root, settings.state_dir))
+    else:
+        owner = read_secret(settings.state_dir) if local and settings and not token_env else None
+        upstream = FixedUpstream(url, owner)
     return StdioBridge(upstream, sys.stdin.buffer, sys.stdout.buffer, headers).run()
 
 

@@ -173,8 +173,10 @@ def _http_flags(s: argparse.ArgumentParser) -> None:
     h = s.add_argument_group("Streamable HTTP (one server for many clients)")
     h.add_argument("--http", nargs="?", const="", metavar="[HOST:]PORT",
                    help="serve over HTTP at /mcp instead of stdio (default 127.0.0.1:8765)")
-    h.add_argument("--auth", choices=("none", "tokens", "oauth"), default="none",
-                   help="required to bind a non-loopback address")
+    h.add_argument("--auth", choices=("local", "none", "tokens", "oauth"),
+                   help="local (the default on loopback): the owner's secret in "
+                        "STATE/local-token, which `connect` sends; none: every account on "
+                        "this machine gets in; tokens or oauth: required off loopback")
     h.add_argument("--issuer", help="--auth oauth: the issuer whose JWTs are accepted")
     h.add_argument("--audience", help="--auth oauth: the audience tokens must be issued for")
     h.add_argument("--jwks", metavar="URL|FILE", help="--auth oauth: the issuer's signing keys")
@@ -218,6 +220,16 @@ def _shared_server_commands(sub, common: list[argparse.ArgumentParser]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Owner-only, whatever the user's umask: the state folder (index, logs, caches, daemon
+    # record, credentials) and the notes ai-memory creates are this account's alone.
+    previous = os.umask(0o077)
+    try:
+        return _main(argv)
+    finally:
+        os.umask(previous)  # for a caller in the same process (tests)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
     try:
@@ -257,6 +269,17 @@ def _settings(args, must_exist: bool = True) -> Settings:
                             must_exist=must_exist, read_only=getattr(args, "read_only", False),
                             git_commit=getattr(args, "git_commit", False),
                             store=getattr(args, "store", None))
+
+
+def _connect_settings(args) -> Settings | None:
+    """The root `connect` bridges to; with --url, the root whose local credential a loopback
+    server takes, when one is named (else none: the URL is all there is)."""
+    if not args.url:
+        return _settings(args)
+    try:
+        return _settings(args)
+    except InvalidRequest:
+        return None
 
 
 def _service(args):
@@ -312,7 +335,7 @@ def _dispatch(args) -> int:
         from memory.entrypoints.http.server import run_serve_http
         return run_serve_http(args, _settings(args))
     if cmd == "serve":
-        http_only = (args.auth != "none", args.issuer, args.audience, args.jwks,
+        http_only = (args.auth is not None, args.issuer, args.audience, args.jwks,
                      args.public_url, args.allow_origin, args.max_concurrent, args.rate_limit,
                      args.max_sessions_per_token, args.max_connections, args.header_timeout,
                      args.body_timeout)
@@ -332,7 +355,7 @@ def _dispatch(args) -> int:
         return run_daemon(args.action, LocalDaemon(settings.root, settings.state_dir))
     if cmd == "connect":
         from memory.entrypoints.bridge import run_connect
-        return run_connect(None if args.url else _settings(args), args.url, args.token_env)
+        return run_connect(_connect_settings(args), args.url, args.token_env)
     if cmd == "setup":
         from memory.entrypoints.setup_command import run_setup
         return run_setup(args)

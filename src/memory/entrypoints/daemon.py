@@ -1,8 +1,9 @@
 """One HTTP server per memory root for every local client: started on demand, found by record.
 
 `<state_dir>/daemon.json` names the running daemon (pid, port). It is written by the daemon
-once it listens and removed when it exits; a record whose pid is gone, or whose port does
-not answer as this root's daemon, is stale. Starting and stopping hold
+once it listens and removed when it exits; a record whose pid is gone, or whose port is not
+answered by a server that proves it holds the owner's local credential (local_credential),
+is stale. Starting and stopping hold
 `<state_dir>/locks/daemon.lock` (an OS lock: the kernel drops it if its holder dies), so
 two clients starting at once end up with one daemon. Stdlib and filelock only: the stdio
 bridge imports this.
@@ -11,15 +12,15 @@ bridge imports this.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -29,6 +30,7 @@ from filelock import FileLock, Timeout
 from memory import __version__
 from memory.domain.errors import Unavailable
 from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH
+from memory.entrypoints.local_credential import read_secret, server_holds
 from memory.entrypoints.settings import AUTO_SCOPE_ENV, REPOSITORY_ENV
 
 START_TIMEOUT_S = 60.0
@@ -114,9 +116,12 @@ class LocalDaemon:
     def write_record(self, port: int) -> DaemonRecord:
         record = DaemonRecord(pid=os.getpid(), port=port, root_id=self._root_id,
                               version=__version__, started=time.time())
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         temp = self.record_path.with_name(f".daemon.{os.getpid()}.tmp")
-        temp.write_text(json.dumps(asdict(record)), encoding="utf-8")
+        temp.unlink(missing_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(asdict(record)))
         os.replace(temp, self.record_path)
         return record
 
@@ -139,23 +144,27 @@ class LocalDaemon:
 
     # -- inside ----------------------------------------------------------------------------
 
+    def credential(self) -> str | None:
+        """The owner's local secret the daemon requires (None until a daemon made it)."""
+        return read_secret(self.state_dir)
+
     def _answers(self, record: DaemonRecord) -> bool:
-        """True when this root's daemon, with the recorded pid, answers on the recorded port."""
-        url = f"http://127.0.0.1:{record.port}{STATUS_PATH}"
-        try:
-            with _no_proxy().open(url, timeout=PROBE_TIMEOUT_S) as response:
-                status = json.loads(response.read(4096))
-        except (OSError, ValueError):
+        """True when what answers on the recorded port proves it holds the owner's secret."""
+        secret = self.credential()
+        if secret is None:
             return False
-        return (isinstance(status, dict) and status.get("root_id") == self._root_id
-                and status.get("pid") == record.pid)
+        conn = http.client.HTTPConnection("127.0.0.1", record.port, timeout=PROBE_TIMEOUT_S)
+        with closing(conn):
+            return server_holds(conn, secret)
 
     def _start(self, timeout_s: float) -> DaemonRecord:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         env = {k: v for k, v in os.environ.items() if k not in CLIENT_ENV}
         command = [sys.executable, "-m", "memory", "serve", "--root", str(self.root),
-                   "--state-dir", str(self.state_dir), "--http", "127.0.0.1:0", "--daemon-record"]
-        with open(self.log_path, "ab") as log:
+                   "--state-dir", str(self.state_dir), "--http", "127.0.0.1:0", "--auth", "local",
+                   "--daemon-record"]
+        with os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+                       "ab") as log:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=log, env=env,
                                        cwd=str(self.state_dir), **_detached())
@@ -174,12 +183,28 @@ class LocalDaemon:
                           f"its log is {self.log_path}")
 
     def _forget(self, record: DaemonRecord | None) -> None:
-        if record is not None:
-            self.record_path.unlink(missing_ok=True)
+        if record is None:
+            return
+        if _pid_alive(record.pid) and self._open_to_everyone(record):
+            _terminate(record.pid, STOP_TIMEOUT_S)  # else it would go on letting everyone in
+        self.record_path.unlink(missing_ok=True)
+
+    def _open_to_everyone(self, record: DaemonRecord) -> bool:
+        """True when the recorded daemon tells anyone who it is: one of an older version,
+        which takes no credential."""
+        conn = http.client.HTTPConnection("127.0.0.1", record.port, timeout=PROBE_TIMEOUT_S)
+        with closing(conn):
+            try:
+                conn.request("GET", STATUS_PATH)
+                status = json.loads(conn.getresponse().read(4096))
+            except (OSError, http.client.HTTPException, ValueError):
+                return False
+        return (isinstance(status, dict) and status.get("pid") == record.pid
+                and status.get("root_id") == self._root_id)
 
     @contextmanager
     def _locked(self, timeout_s: float) -> Iterator[None]:
-        self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         lock = FileLock(str(self._lock_path), timeout=timeout_s)
         try:
             lock.acquire()
@@ -237,11 +262,6 @@ def _detached() -> dict:
         flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
         return {"creationflags": flags}
     return {"start_new_session": True}
-
-
-def _no_proxy() -> urllib.request.OpenerDirector:
-    # An HTTP(S)_PROXY in the environment must not route a loopback probe elsewhere.
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def _tail(path: Path, lines: int = 20) -> str:

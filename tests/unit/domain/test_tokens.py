@@ -3,8 +3,9 @@
 import pytest
 
 from memory.domain.errors import InvalidRequest
-from memory.domain.tokens import (READ_SCOPE, WRITE_SCOPE, ApiToken, TokenScope, bearer_value,
-                                  may_change_memory, split_bearer)
+from memory.domain.tokens import (READ_SCOPE, WRITE_SCOPE, ApiToken, ProofRole, TokenScope,
+                                  bearer_value, may_change_memory, owner_proof, same_secret,
+                                  split_bearer)
 
 SALT = bytes(range(16))
 
@@ -55,3 +56,21 @@ def test_scopes_parse_strictly():
     assert TokenScope.parse(" Write ") is TokenScope.WRITE
     with pytest.raises(InvalidRequest):
         TokenScope.parse("admin")
+
+
+def test_an_owner_proof_holds_for_one_secret_one_side_one_port_and_one_nonce():
+    proof = owner_proof("s" * 43, ProofRole.SERVER, 8765, "ab" * 16)
+    assert proof == owner_proof("s" * 43, ProofRole.SERVER, 8765, "ab" * 16)
+    others = {owner_proof("t" * 43, ProofRole.SERVER, 8765, "ab" * 16),
+              owner_proof("s" * 43, ProofRole.CLIENT, 8765, "ab" * 16),
+              owner_proof("s" * 43, ProofRole.SERVER, 8766, "ab" * 16),
+              owner_proof("s" * 43, ProofRole.SERVER, 8765, "cd" * 16)}
+    assert proof not in others and len(others) == 4
+    assert "s" * 43 not in proof
+
+
+def test_the_owner_secret_is_compared_whole_and_any_text_is_refused_without_error():
+    assert same_secret("s" * 43, "s" * 43)
+    assert not same_secret("s" * 43, "s" * 42)
+    assert not same_secret("s" * 43, "")
+    assert not same_secret("s" * 43, "\u00e9" * 43)

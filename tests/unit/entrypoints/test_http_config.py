@@ -38,8 +38,16 @@ def test_a_wildcard_bind_needs_the_public_url_it_is_known_by():
 
 
 @pytest.mark.parametrize("bind", ["127.0.0.1:0", "localhost:8765", "[::1]:8765", "127.0.0.9:1"])
-def test_loopback_binds_need_no_authentication(bind):
-    assert HttpConfig.from_flags(bind).auth is AuthMode.NONE
+def test_loopback_binds_take_the_owners_local_credential_unless_told_otherwise(bind):
+    assert HttpConfig.from_flags(bind).auth is AuthMode.LOCAL
+    assert HttpConfig.from_flags(bind, auth="none").auth is AuthMode.NONE
+    assert HttpConfig.from_flags(bind, auth="tokens").auth is AuthMode.TOKENS
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0:8765", "192.168.1.10:8765"])
+def test_the_local_credential_is_refused_off_loopback(bind):
+    with pytest.raises(InvalidRequest, match="loopback only"):
+        HttpConfig.from_flags(bind, auth="local", public_url="https://memory.example.com/mcp")
 
 
 def test_oauth_needs_issuer_audience_and_keys_and_only_oauth_takes_them():

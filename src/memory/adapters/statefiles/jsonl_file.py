@@ -60,7 +60,7 @@ class JsonlFile:
 
     def _write(self, payload: bytes) -> tuple[int, int]:
         """Append payload (after a newline if the file ends torn), fsync; bytes written."""
-        fd = os.open(self.path, _FLAGS, 0o644)
+        fd = os.open(self.path, _FLAGS, 0o600)
         try:
             if not self._ends_cleanly(fd):
                 payload = b"\n" + payload

@@ -1,4 +1,5 @@
-"""Who may call the HTTP server: the SDK's TokenVerifier, for our own API tokens or an issuer's JWTs.
+"""Who may call the HTTP server: the SDK's TokenVerifier, for the owner's local credential, our
+own API tokens or an issuer's JWTs.
 
 Either verifier answers a bad credential with None (the SDK then sends 401 and
 `WWW-Authenticate`); neither logs, raises or returns the token it was shown.
@@ -17,7 +18,7 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 
 from memory.domain.errors import InvalidRequest
-from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE, split_bearer
+from memory.domain.tokens import READ_SCOPE, WRITE_SCOPE, same_secret, split_bearer
 from memory.entrypoints.http.config import AuthMode, HttpConfig, OAuthConfig
 from memory.ports.errors import StoreError
 from memory.ports.token_store import TokenStore
@@ -32,6 +33,22 @@ _KEY_TYPES = {"RS": ("RSA", None), "PS": ("RSA", None), "ES256": ("EC", "secp256
               "ES384": ("EC", "secp384r1"), "ES512": ("EC", "secp521r1"), "EdDSA": ("OKP", None)}
 LEEWAY_S = 30  # clock skew tolerated on exp / nbf / iat
 JWKS_FETCH_TIMEOUT_S = 5.0
+
+
+class OwnerTokenVerifier(TokenVerifier):
+    """The secret of `<state_dir>/local-token`: whoever can read it is the owner, who may
+    read and write."""
+
+    def __init__(self, secret: str | None):
+        if not secret:
+            raise InvalidRequest("--auth local needs the owner's local credential")
+        self._secret = secret
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not same_secret(self._secret, token):
+            return None
+        return AccessToken(token=token, client_id="owner", subject="owner",
+                           scopes=[READ_SCOPE, WRITE_SCOPE], claims={"iss": "ai-memory-local"})
 
 
 class StoreTokenVerifier(TokenVerifier):
@@ -154,15 +171,18 @@ class _JwksKeys:
             raise InvalidRequest(f"cannot read the JWK Set {self._file}: {exc}") from exc
 
 
-def verifier_for(config: HttpConfig, store: TokenStore | None) -> dict[str, Any]:
+def verifier_for(config: HttpConfig, store: TokenStore | None,
+                 owner_secret: str | None = None) -> dict[str, Any]:
     """The `auth` and `token_verifier` the SDK server takes for this configuration."""
     if config.auth is AuthMode.NONE:
         return {}
-    if config.auth is AuthMode.TOKENS:
+    if config.auth in (AuthMode.TOKENS, AuthMode.LOCAL):
         # No authorization server: no protected-resource metadata, a plain Bearer challenge.
         settings = AuthSettings(issuer_url=config.resource_url, resource_server_url=None,
                                 required_scopes=[READ_SCOPE])
-        return {"auth": settings, "token_verifier": StoreTokenVerifier(store)}
+        verifier = (OwnerTokenVerifier(owner_secret) if config.auth is AuthMode.LOCAL
+                    else StoreTokenVerifier(store))
+        return {"auth": settings, "token_verifier": verifier}
     settings = AuthSettings(issuer_url=config.oauth.issuer, resource_server_url=config.resource_url,
                             required_scopes=[READ_SCOPE], validate_token_resource=False)
     return {"auth": settings, "token_verifier": JwtTokenVerifier(config.oauth)}

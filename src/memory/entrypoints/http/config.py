@@ -14,13 +14,14 @@ from memory.entrypoints.jsonrpc_input import MAX_MESSAGE_BYTES
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
-STATUS_PATH = "/ai-memory/status"  # unauthenticated liveness probe of the daemon records
+STATUS_PATH = "/ai-memory/status"  # the daemon's probe: 401 to whoever proves no credential
 MAX_BODY_BYTES = MAX_MESSAGE_BYTES  # the same bound as a stdio line
 MAX_CONCURRENT_PER_TOKEN = 8
 
 
 class AuthMode(Enum):
-    NONE = "none"
+    NONE = "none"  # on loopback only, and only when asked for: every local account gets in
+    LOCAL = "local"  # the owner's secret in the state folder (the default on loopback)
     TOKENS = "tokens"
     OAUTH = "oauth"
 
@@ -78,7 +79,7 @@ class HttpConfig:
                    public_url: str | None = None, allow_origins: tuple[str, ...] = (),
                    max_concurrent: int | None = None, limits: Limits | None = None) -> HttpConfig:
         host, port = parse_bind(bind)
-        mode = _auth_mode(auth)
+        mode = _auth_mode(auth, loopback=is_loopback(host))
         config = cls(host=host, port=port, auth=mode,
                      oauth=_oauth(mode, issuer, audience, jwks),
                      public_url=_public_url(public_url),
@@ -104,6 +105,10 @@ class HttpConfig:
         """Refuse what would open memory to the network unauthenticated, or under no name."""
         if self.loopback:
             return
+        if self.auth is AuthMode.LOCAL:
+            raise InvalidRequest(
+                f"--auth local is for loopback only: {self.host} is reachable from other "
+                "machines; pass --auth tokens or --auth oauth")
         if self.auth is AuthMode.NONE:
             raise InvalidRequest(
                 f"refusing to serve on {self.host}, which other machines can reach, without "
@@ -154,11 +159,15 @@ def _wildcard(host: str) -> bool:
         return False
 
 
-def _auth_mode(raw: str | None) -> AuthMode:
+def _auth_mode(raw: str | None, *, loopback: bool) -> AuthMode:
+    """The mode asked for; unasked, the owner's local credential on loopback (and none
+    elsewhere, which check_exposure then refuses)."""
+    if raw is None:
+        return AuthMode.LOCAL if loopback else AuthMode.NONE
     try:
-        return AuthMode((raw or "none").strip().lower())
+        return AuthMode(raw.strip().lower())
     except ValueError:
-        raise InvalidRequest(f"--auth must be none, tokens or oauth, not {raw!r}") from None
+        raise InvalidRequest(f"--auth must be local, none, tokens or oauth, not {raw!r}") from None
 
 
 def _oauth(mode: AuthMode, issuer: str | None, audience: str | None,

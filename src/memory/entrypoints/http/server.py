@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from attrs import evolve
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.routes import (build_resource_metadata_url,
                                     create_protected_resource_routes)
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +33,7 @@ from memory.entrypoints.http.config import MCP_PATH, STATUS_PATH, AuthMode, Http
 from memory.entrypoints.http.guards import Admission, HostOriginGuard, McpRequestGate
 from memory.entrypoints.http.limits import sessions_held, with_header_deadline
 from memory.entrypoints.http.workspace import session_scoped
+from memory.entrypoints.local_credential import CHALLENGE_HEADER, answer_challenge
 from memory.entrypoints.mcp_roots import ClientRoots
 from memory.entrypoints.mcp_server import LazyApplication, build_server
 
@@ -63,13 +65,15 @@ def build_http_app(service: Callable[[], MemoryService], config: HttpConfig, *,
                    warm: Callable[[], None] | None = None, store: TokenStore | None = None,
                    identity: str = "", browser: Callable[[], NoteBrowser] | None = None,
                    capture: Callable[[], CaptureService] | None = None,
-                   refreshes: bool = True) -> tuple[MCPServer, ASGIApp]:
+                   refreshes: bool = True,
+                   owner_secret: str | None = None) -> tuple[MCPServer, ASGIApp]:
     """The MCP server and the ASGI app serving it at /mcp behind the guards; `browser()`
     gives the notes offered as resources, as over stdio."""
     server = build_server(service, warm=warm, browser=browser, capture=capture,
-                          refreshes=refreshes, **verifier_for(config, store))
+                          refreshes=refreshes, **verifier_for(config, store, owner_secret))
     server.middleware.append(ClientRoots())  # per session; no process-wide roots over HTTP
-    server.custom_route(STATUS_PATH, methods=["GET"])(_status_endpoint(identity))
+    server.custom_route(STATUS_PATH, methods=["GET"])(
+        _status_endpoint(identity, config, owner_secret))
     admission = Admission(config)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=admission.sdk_settings(),
@@ -98,10 +102,21 @@ def _publish_both_scopes(app: Starlette, config: HttpConfig) -> None:
                                       if getattr(r, "path", None) not in paths)]
 
 
-def _status_endpoint(identity: str):
+def _status_endpoint(identity: str, config: HttpConfig, owner_secret: str | None):
+    """Who serves, to a caller with a credential; to the owner's challenge, the proof that
+    this server holds the owner's secret; to anyone else, 401 and nothing more."""
     async def status(request: Request) -> JSONResponse:
-        return JSONResponse({"server": "ai-memory", "version": __version__, "pid": os.getpid(),
-                             "root_id": identity})
+        if config.auth is AuthMode.NONE or isinstance(request.scope.get("user"),
+                                                      AuthenticatedUser):
+            return JSONResponse({"server": "ai-memory", "version": __version__,
+                                 "pid": os.getpid(), "root_id": identity})
+        if owner_secret is not None:
+            proof = answer_challenge(owner_secret, request.headers.get(CHALLENGE_HEADER),
+                                     config.port)
+            if proof is not None:
+                return JSONResponse({"proof": proof})
+        return JSONResponse({"error": "unauthorized"}, status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
     return status
 
 
@@ -116,10 +131,11 @@ def serve_http(settings: Settings, config: HttpConfig,
     try:
         config = evolve(config, port=sock.getsockname()[1])  # port 0 asked for any free one
         store = _token_store(settings) if config.auth is AuthMode.TOKENS else None
+        owner_secret = _owner_secret(settings, config)
         _server, asgi = build_http_app(app.service, config, warm=app.warm, store=store,
                                        identity=root_fingerprint(settings.root),
                                        browser=app.browser, capture=app.writes,
-                                       refreshes=app.refreshes)
+                                       refreshes=app.refreshes, owner_secret=owner_secret)
         log.info("ai-memory %s serving %s at %s (auth: %s)%s", __version__, settings.root,
                  config.resource_url, config.auth.value,
                  "" if settings.watch else " (not watching)")
@@ -135,6 +151,22 @@ def serve_http(settings: Settings, config: HttpConfig,
         app.close()
         sock.close()
     return 0
+
+
+def _owner_secret(settings: Settings, config: HttpConfig) -> str | None:
+    """The owner's local credential for --auth local (made on first use); a warning when
+    the server is left open to every account of the machine."""
+    if config.auth is AuthMode.NONE:
+        log.warning("--auth none: every account on this machine can read and write this "
+                    "memory through %s", config.resource_url)
+    if config.auth is not AuthMode.LOCAL:
+        return None
+    from memory.adapters.statefiles import ensure_state_dir
+    from memory.entrypoints.local_credential import credential_path, load_or_create
+    secret = load_or_create(ensure_state_dir(settings.state_dir))
+    log.info("clients send the secret in %s as a bearer token (`ai-memory connect` does)",
+             credential_path(settings.state_dir))
+    return secret
 
 
 def _token_store(settings: Settings) -> TokenStore:
@@ -164,7 +196,7 @@ def _log_to_stderr() -> None:
 def run_serve_http(args, settings: Settings) -> int:
     """`ai-memory serve --http ...` (and the daemon, which also records where it listens)."""
     config = HttpConfig.from_flags(
-        args.http, auth=args.auth, issuer=args.issuer, audience=args.audience, jwks=args.jwks,
+        args.http, auth="local" if args.daemon_record else args.auth, issuer=args.issuer, audience=args.audience, jwks=args.jwks,
         public_url=args.public_url, allow_origins=tuple(args.allow_origin),
         max_concurrent=args.max_concurrent, limits=Limits.from_flags(
             header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout,
