@@ -5,6 +5,7 @@ so what is found in the seen text is hidden in the original, and nothing else is
 from __future__ import annotations
 
 import enum
+import html
 import re
 import unicodedata
 from array import array
@@ -20,31 +21,30 @@ INVISIBLE = re.compile(
     "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
     "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
-NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
-# Emphasis (`**ghp_**abc`, `~~AKIA~~...`, `pass**word**:`) and code marks (`` `ghp_`abc ``)
-# inside a word: at a word's edge they already end it, and taken away there they would let a
-# value run on (`Bearer`) stays` is no token). Then an underscore only where it cannot be part
-# of a name (`_password_` at a word's edge goes, `ghp_` and `DB_PASSWORD` keep theirs).
-# Labels are read with code marks kept.
+# What `of` has to look at: non-ASCII runs, HTML character references.
+SPECIAL = re.compile(r"[^\x00-\x7f]+"
+                     r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# Emphasis (`**ghp_**abc`, `~~AKIA~~...`, `pass**word**:`), code marks (`` `ghp_`abc ``) and
+# HTML tags or comments (`ghp_<b></b>abc`) are read through inside a word only: at a word's
+# edge they already end it, and taken away there they would let a value run on (`Bearer`)
+# stays` is no token). Labels are read with code marks and tags kept. Then an underscore
+# only where it cannot be part of a name: a run of two or more, or one at a word's edge
+# (`_password_`; `ghp_` and `DB_PASSWORD` keep theirs); `(?<!__)` starts at a run's start.
 TOKEN_CHARS = r"A-Za-z0-9_\-+/="
-# Each pattern opens with the character it removes: a regex that opens with a lookbehind is
-# tried at every position of a line.
-INSIDE_WORD = r"[{0}](?<=[{1}][{0}])[{0}]*+(?=[{1}])"
-EMPHASIS = re.compile(INSIDE_WORD.format("*~", TOKEN_CHARS))
-MARKS = re.compile(INSIDE_WORD.format("*~`", TOKEN_CHARS))
-# A run of two or more, or one at a word's edge; `(?<!__)` starts it where the run starts.
+TOKEN_SET = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=")
+EMPHASIS = re.compile(r"[*~]+")
+MARKS = re.compile(r"(?:[*~`]|</?[A-Za-z][A-Za-z0-9]{0,15}>|<!--.{0,64}?-->)+")
 EDGE_UNDERSCORES = re.compile(r"_(?<!__)(?:_++|(?<![A-Za-z0-9]_)|(?![A-Za-z0-9]))")
 UNDERSCORES = re.compile(r"_+")  # `_AKIA_IOSF...`: emphasis inside a word, a name broken
-MARKED = re.compile(r"[*~`_]")
+MARKED = re.compile(r"[*~`_<]")
 # A value wrapped onto the next line: a break between two characters a token may hold.
 WRAP = re.compile(rf"(?<=[{TOKEN_CHARS}])[ \t]*\n[ \t]*(?=[{TOKEN_CHARS}])")
-WRAPPING = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=")
 
 
 def wraps(line: str, next_line: str) -> bool:
     """Whether a value may run on from `line` to `next_line`: the break between them falls
     between two characters a token may hold (as `WRAP` joins them)."""
-    return line.rstrip(" \t")[-1:] in WRAPPING and next_line.lstrip(" \t")[:1] in WRAPPING
+    return line.rstrip(" \t")[-1:] in TOKEN_SET and next_line.lstrip(" \t")[:1] in TOKEN_SET
 
 
 class Reading(enum.IntEnum):
@@ -58,39 +58,45 @@ class Reading(enum.IntEnum):
 
 @frozen
 class SeenText:
-    """`text` as read, and for each of its characters the index in the source it came from
-    (increasing: characters are only folded or left out, never moved)."""
+    """`text` as read, and for each of its characters the source's [start, end) it came from
+    (increasing: characters are only folded, decoded or left out, never moved)."""
 
     text: str
     origin: Sequence[int]
+    ends: Sequence[int]
 
     @classmethod
     def of(cls, source: str) -> SeenText:
-        if source.isascii():  # nothing to fold or hide: most lines
-            return cls(source, range(len(source)))
-        parts, origin, at = [], array("l"), 0
-        for run in NOT_ASCII.finditer(source):
-            parts.append(source[at:run.start()])
-            origin.extend(range(at, run.start()))
-            _fold(run, parts, origin)
-            at = run.end()
+        if source.isascii() and "&" not in source:  # nothing to fold, decode or hide
+            return cls(source, range(len(source)), range(1, len(source) + 1))
+        parts, origin, ends, at = [], array("l"), array("l"), 0
+        for found in SPECIAL.finditer(source):
+            parts.append(source[at:found.start()])
+            origin.extend(range(at, found.start()))
+            ends.extend(range(at + 1, found.start() + 1))
+            _fold(found, parts, origin, ends)
+            at = found.end()
         parts.append(source[at:])
         origin.extend(range(at, len(source)))
-        return cls("".join(parts), origin)
+        ends.extend(range(at + 1, len(source) + 1))
+        return cls("".join(parts), origin, ends)
 
-    def without(self, pattern: re.Pattern[str]) -> SeenText:
-        """The text with every match of `pattern` left out."""
-        cuts = [found.span() for found in pattern.finditer(self.text)]
+    def without(self, pattern: re.Pattern[str], inside: bool = False) -> SeenText:
+        """The text with every match of `pattern` left out; `inside`: only a match between two
+        characters of a token."""
+        text = self.text
+        cuts = [found.span() for found in pattern.finditer(text) if not inside or (
+            text[found.start() - 1:found.start()] in TOKEN_SET
+            and text[found.end():found.end() + 1] in TOKEN_SET)]
         if not cuts:
             return self
-        parts, origin, at = [], array("l"), 0
-        for start, end in cuts:
+        parts, origin, ends, at = [], array("l"), array("l"), 0
+        for start, end in [*cuts, (len(self.text), len(self.text))]:
             parts.append(self.text[at:start])
             origin.extend(self.origin[at:start])
+            ends.extend(self.ends[at:start])
             at = end
-        parts.append(self.text[at:])
-        origin.extend(self.origin[at:])
-        return SeenText("".join(parts), origin)
+        return SeenText("".join(parts), origin, ends)
 
     def views(self) -> Iterator[tuple[SeenText, Reading]]:
         """The text, then read through emphasis, through code marks too, and with no
@@ -107,38 +113,46 @@ class SeenText:
 
     def read(self) -> str:
         """The text read through emphasis: what a person takes it to say."""
-        return self.without(EMPHASIS).without(EDGE_UNDERSCORES).text
-
-    def lines(self) -> Iterator[SeenText]:
-        """The text split at line breaks, each part keeping its origins."""
-        at = 0
-        for line in self.text.split("\n"):
-            yield SeenText(line, self.origin[at:at + len(line)])
-            at += len(line) + 1
+        return self.without(EMPHASIS, inside=True).without(EDGE_UNDERSCORES).text
 
     def source_span(self, start: int, end: int) -> tuple[int, int]:
         """Where the seen characters [start, end) came from, as [start, end) of the source."""
-        return self.origin[start], self.origin[end - 1] + 1
+        return self.origin[start], self.ends[end - 1]
 
 
 def _views(text: SeenText) -> Iterator[tuple[SeenText, Reading]]:
-    yield text.without(EMPHASIS).without(EDGE_UNDERSCORES), Reading.LABELS  # as `read`
-    plain = text.without(MARKS).without(EDGE_UNDERSCORES)
+    yield text.without(EMPHASIS, inside=True).without(EDGE_UNDERSCORES), Reading.LABELS
+    plain = text.without(MARKS, inside=True).without(EDGE_UNDERSCORES)
     yield plain, Reading.SHAPES
     yield plain.without(UNDERSCORES), Reading.FORMS
 
 
-def _fold(run: re.Match[str], parts: list[str], origin: array[int]) -> None:
-    """A run of non-ASCII characters, folded and without its invisible characters."""
-    at = run.start()
-    for piece in INVISIBLE.split(run.group()):  # the visible pieces, in order
-        at = run.string.index(piece, at) if piece else at
+def _fold(found: re.Match[str], parts: list[str], origin: array[int], ends: array[int]) -> None:
+    """Non-ASCII characters folded and without the invisible ones, or an HTML character
+    reference decoded (`&#8203;`, `&shy;`, `&#x67;`: Markdown shows what they stand for)."""
+    if found.group().startswith("&"):
+        decoded = html.unescape(found.group())
+        text = SeenText.of(decoded) if decoded != found.group() else None
+        if text is None or len(text.text) > 2:  # unknown, or no character reference
+            parts.append(found.group())
+            origin.extend(range(found.start(), found.end()))
+            ends.extend(range(found.start() + 1, found.end() + 1))
+        else:
+            parts.append(text.text)
+            origin.extend((found.start(),) * len(text.text))
+            ends.extend((found.end(),) * len(text.text))
+        return
+    at = found.start()
+    for piece in INVISIBLE.split(found.group()):  # the visible pieces, in order
+        at = found.string.index(piece, at) if piece else at
         if unicodedata.is_normalized("NFKC", piece):
             parts.append(piece)
             origin.extend(range(at, at + len(piece)))
+            ends.extend(range(at + 1, at + len(piece) + 1))
         else:
             for index, char in enumerate(piece, at):
                 folded = unicodedata.normalize("NFKC", char)
                 parts.append(folded)
                 origin.extend((index,) * len(folded))
+                ends.extend((index + 1,) * len(folded))
         at += len(piece)

@@ -1,6 +1,6 @@
 """Secrets disguised for the eye of a filter, not of a reader (zero-width and soft-hyphen
-characters, fullwidth letters, Markdown emphasis, a value wrapped over lines, key armour in
-lower case, a key body without armour), on the real stack over MCP: in a note on disk none is
+characters, fullwidth letters, Markdown emphasis, HTML references and tags, a value wrapped
+over lines, key armour in lower case, a key body without armour), on the real stack over MCP: in a note on disk none is
 indexed nor served by search or get; memory_write and memory_edit refuse each, the root left
 as it was."""
 
@@ -38,6 +38,8 @@ EVASIONS = {
     "no-armour": (["The signing key body:", *EC_KEY, "Rotate it yearly."],
                   [row[:24] for row in EC_KEY]),
     "label": (["pass\u200bword: Zebra8Quokka3Walrus"], ["Zebra8Quokka3Walrus"]),
+    "html": ([f"CI uses gh&#112;_<b></b>{GH[4:20]}&#8203;{GH[20:]} today."],
+             [GH[4:20], GH[20:]]),
 }
 CLEAN = "Repos/ops/Evasions/clean.md"
 

@@ -234,6 +234,11 @@ EVASIONS = {
     "code span prefix": (f"`ghp_`{GH[4:]}", ["Ab1Ab1"], []),
     "emphasis inside a label": ("pass**word**: hunter2x", ["hunter2x"], ["pass**word**: "]),
     "emphasis around a label": ("_password_: hunter2x", ["hunter2x"], ["_password_: "]),
+    "character references": (f"key gh&#112;_&#8203;{GH[4:]} ok", ["Ab1Ab1", "#112"], ["key "]),
+    "soft hyphen as a reference": ("AKIA&shy;IOSFODNN7EXAMPLE", ["IOSFODNN"], []),
+    "html tags inside": (f"<em>ghp_</em>{GH[4:]} and AK<b></b>IAIOSFODNN7EXAMPLE",
+                         ["Ab1Ab1", "IOSFODNN"], ["<em>", " and "]),
+    "html comment inside": (f"ghp_<!-- -->{GH[4:]}", ["Ab1Ab1"], []),
 }
 WRAPPED = {
     "a token over two lines": (["token ghp_Ab1Ab1Ab1Ab1", "Ab1Ab1Ab1Ab1Ab1Ab1Ab1Ab1 done"],

@@ -37,7 +37,13 @@ def test_views_go_from_labels_to_forms_and_skip_repeats():
     assert [reading for _, reading in SeenText.of("plain words").views()] == [Reading.LABELS]
 
 
-def test_lines_keep_the_origins_of_the_whole_text():
-    first, second = SeenText.of("a\u200bb\ncd").lines()
-    assert (first.text, second.text) == ("ab", "cd")
-    assert second.source_span(0, 2) == (4, 6)
+def test_character_references_decode_and_map_back_to_the_whole_reference():
+    seen = SeenText.of("gh&#112;_a&#8203;b&shy;c &amp; &nosuch;")
+    assert seen.text == "ghp_abc & &nosuch;"
+    assert seen.source_span(0, 4) == (0, 9)  # "ghp_": through the `&#112;` that wrote "p"
+    assert seen.source_span(2, 3) == (2, 8)
+
+
+def test_tags_inside_a_word_are_read_through_and_kept_between_words():
+    views = [view.text for view, _ in SeenText.of("ghp_<b></b>ab<!-- x -->cd <b>bold</b>").views()]
+    assert views[-2:] == ["ghp_abcd <b>bold</b>", "ghpabcd <b>bold</b>"]
