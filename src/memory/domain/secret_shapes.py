@@ -192,10 +192,12 @@ SHAPES: tuple[Shape, ...] = (
     _shape("cookie-header",
            r"(?i)(?<![\w\-])(?:set-)?cookie[\"'`]?\s*:\s*[\"'`]?(?P<value>[^=\s\"'`;]+=[^\"'`\r\n]*)",
            "cookie"),
-    # A private key's body without its armour, on one line (`deploy_key: MIIEvQ...`); a body
-    # over several lines is judged as a block (secrets). Every line may hold one: no hints.
-    _shape("private-key", r"(?<![A-Za-z0-9+/])[Mlxb][A-Za-z0-9+/]{47,}+={0,2}",
-           check=is_key_material),
+    # A private key's body without its armour, on one line (`deploy_key: MIIEvQ...`, or in a
+    # JSON string with `\n` between its rows); a body over several lines is judged as a block
+    # (secrets). Every line may hold one: no hints.
+    _shape("private-key",
+           r"(?<![A-Za-z0-9+/])[Mlxb][A-Za-z0-9+/]{47,}+(?:(?:\\[nr])++[A-Za-z0-9+/]++)*+={0,2}",
+           check=lambda value: is_key_material(re.sub(r"\\[nr]", "", value[:200]))),
 )
 
 # (hint, shape) pairs flat: one `in` per hint is most of the cost on a line holding none.

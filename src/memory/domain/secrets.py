@@ -165,7 +165,7 @@ def _chains(seen: Sequence[str]) -> Iterator[tuple[int, int]]:
             first = None
             continue
         first = at if first is None else first
-        if len(seen[at + 1].split()) != 1:  # prose: a value can end here, not run through
+        if len(seen[at + 1].lstrip(" \t>").split()) != 1:  # prose: a value ends here
             yield first, at + 1
             first = None
     if first is not None:
@@ -194,7 +194,7 @@ def _per_line(starts: list[int], lines: Sequence[str], start: int, end: int,
         return
     for number in range(first, last + 1):
         line, at = lines[number - 1], starts[number - 1]
-        indent = len(line) - len(line.lstrip(" \t"))  # a wrapped line's indent stays
+        indent = len(line) - len(line.lstrip(" \t>"))  # its indent or quote stays
         yield number, (max(start - at, indent), min(end - at, len(line)), kind)
 
 

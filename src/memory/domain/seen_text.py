@@ -36,15 +36,18 @@ EMPHASIS = re.compile(r"[*~]+")
 MARKS = re.compile(r"(?:[*~`]|</?[A-Za-z][A-Za-z0-9]{0,15}>|<!--.{0,64}?-->)+")
 EDGE_UNDERSCORES = re.compile(r"_(?<!__)(?:_++|(?<![A-Za-z0-9]_)|(?![A-Za-z0-9]))")
 UNDERSCORES = re.compile(r"_+")  # `_AKIA_IOSF...`: emphasis inside a word, a name broken
-MARKED = re.compile(r"[*~`_<]")
-# A value wrapped onto the next line: a break between two characters a token may hold.
-WRAP = re.compile(rf"(?<=[{TOKEN_CHARS}])[ \t]*\n[ \t]*(?=[{TOKEN_CHARS}])")
+ESCAPES = re.compile(r"\\(?=[!-/:-@\[-`{-~])")  # Markdown shows `ghp\_abc` as `ghp_abc`
+MARKED = re.compile(r"[*~`_<\\]")
+# A value wrapped onto the next line: a break between two characters a token may hold, maybe
+# after a line continuation (`\`) or before a quote's `>`.
+WRAP = re.compile(rf"(?<=[{TOKEN_CHARS}])\\?[ \t]*\n[ \t>]*(?=[{TOKEN_CHARS}])")
 
 
 def wraps(line: str, next_line: str) -> bool:
-    """Whether a value may run on from `line` to `next_line`: the break between them falls
-    between two characters a token may hold (as `WRAP` joins them)."""
-    return line.rstrip(" \t")[-1:] in TOKEN_SET and next_line.lstrip(" \t")[:1] in TOKEN_SET
+    """Whether a value may run on from `line` to `next_line`, as `WRAP` joins them."""
+    end = line.rstrip(" \t")
+    end = end[:-1] if end.endswith("\\") else end
+    return end[-1:] in TOKEN_SET and next_line.lstrip(" \t>")[:1] in TOKEN_SET
 
 
 class Reading(enum.IntEnum):
@@ -113,7 +116,7 @@ class SeenText:
 
     def read(self) -> str:
         """The text read through emphasis: what a person takes it to say."""
-        return self.without(EMPHASIS, inside=True).without(EDGE_UNDERSCORES).text
+        return self.without(ESCAPES).without(EMPHASIS, inside=True).without(EDGE_UNDERSCORES).text
 
     def source_span(self, start: int, end: int) -> tuple[int, int]:
         """Where the seen characters [start, end) came from, as [start, end) of the source."""
@@ -121,6 +124,7 @@ class SeenText:
 
 
 def _views(text: SeenText) -> Iterator[tuple[SeenText, Reading]]:
+    text = text.without(ESCAPES)
     yield text.without(EMPHASIS, inside=True).without(EDGE_UNDERSCORES), Reading.LABELS
     plain = text.without(MARKS, inside=True).without(EDGE_UNDERSCORES)
     yield plain, Reading.SHAPES

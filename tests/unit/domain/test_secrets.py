@@ -239,6 +239,7 @@ EVASIONS = {
     "html tags inside": (f"<em>ghp_</em>{GH[4:]} and AK<b></b>IAIOSFODNN7EXAMPLE",
                          ["Ab1Ab1", "IOSFODNN"], ["<em>", " and "]),
     "html comment inside": (f"ghp_<!-- -->{GH[4:]}", ["Ab1Ab1"], []),
+    "markdown escape": (f"use ghp\\_{GH[4:]} now", ["Ab1Ab1"], ["use ", " now"]),
 }
 WRAPPED = {
     "a token over two lines": (["token ghp_Ab1Ab1Ab1Ab1", "Ab1Ab1Ab1Ab1Ab1Ab1Ab1Ab1 done"],
@@ -248,6 +249,10 @@ WRAPPED = {
     "over three lines": (["sk-Zx9Zx9", "Zx9Zx9Zx9Zx9", "Zx9Zx9Zx9Zx9 ok"], ["Zx9Zx9"], [" ok"]),
     "between word lines": (["see", "AKIAIOSFOD", "NN7EXAMPLE", "Thanks"], ["IOSFOD", "NN7EX"],
                            ["see\n", "\nThanks"]),
+    "after a line continuation": (["aws AKIAIOSFOD\\", "NN7EXAMPLE done"], ["IOSFOD", "NN7EX"],
+                                  ["aws ", " done"]),
+    "in a quote": (["> token ghp_Ab1Ab1Ab1Ab1", "> Ab1Ab1Ab1Ab1Ab1Ab1Ab1Ab1"], ["Ab1Ab1"],
+                   ["> token ", "\n> "]),
 }
 COMBINED = {
     "wrapped, zero-width and bold": (["key **ghp_**Ab1\u200bAb1Ab1Ab1", "Ab1Ab1Ab1Ab1Ab1Ab1Ab1Ab1"],
@@ -358,6 +363,8 @@ def test_a_key_body_on_one_line_of_prose_is_hidden_and_the_prose_kept():
     assert redact_text(f"deploy_key: {ED25519_KEY} (rotated)") == \
         "deploy_key: [REDACTED:private-key] (rotated)"
     assert redact_text(f"key `{''.join(EC_KEY)}`") == "key `[REDACTED:private-key]`"
+    json_rows = "\\n".join(EC_KEY)  # a JSON string: its rows joined by `\n`
+    assert redact_text(f'"deploy": "{json_rows}\\n"') == '"deploy": "[REDACTED:private-key]\\n"'
 
 
 NOT_SECRETS = [
