@@ -21,6 +21,7 @@ import re
 from attrs import frozen
 
 from memory.domain.secret_values import name_kind
+from memory.domain.seen_text import SeenText
 
 NOUNS = {  # credential nouns of one to three words, singular; plurals are derived
     "password", "passwd", "passphrase", "passcode", "credential", "credentials", "creds",
@@ -140,7 +141,8 @@ def _first_request(clauses: list[list[str]], asking: bool) -> tuple[str | None, 
 
 
 def _words(query: str) -> list[str]:
-    text = query.replace("\u2019", "'")
+    # Read as a reader would: `the pass\u200bword`, fullwidth letters and `pass**word**` too.
+    text = SeenText.of(query).read().replace("\u2019", "'")
     for pattern, replacement in CONTRACTIONS:
         text = pattern.sub(replacement, text)
     return WORD.findall(text)

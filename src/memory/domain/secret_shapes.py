@@ -1,5 +1,6 @@
 """Credential shapes known by their form: cloud keys, git host, chat, payment and package tokens,
-JWTs, webhook URLs, credentials in URLs, connection strings and HTTP headers."""
+JWTs, webhook URLs, credentials in URLs, connection strings, HTTP headers and private key
+material (a PEM, OpenSSH or PGP body, armour or not)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class Shape:
 
     kind: str
     pattern: re.Pattern[str]
-    hints: tuple[str, ...]  # lower-case text a line must hold one of (see `shapes_in`)
+    hints: tuple[str, ...]  # lower-case text a line must hold one of (none: always tried)
     judged: bool = False  # a labelled value may be a placeholder (secret_values.is_placeholder)
     check: Callable[[str], bool] | None = None  # a test of the value beyond its form
 
@@ -47,6 +48,58 @@ def _is_basic_credential(value: str) -> bool:
 
 
 WORD = re.compile(r"[A-Za-z][a-z]*")
+# Private keys in DER (PKCS#1, PKCS#8, SEC1): a SEQUENCE opening with a small version INTEGER
+# then a key, a key algorithm or a key octet string; encrypted PKCS#8 opens with a PKCS#5 or
+# PKCS#12 algorithm. A certificate or a public key opens otherwise.
+DER_VERSIONS = (b"\x02\x01\x00", b"\x02\x01\x01")
+DER_KEY_STARTS = (b"\x02", b"\x30", b"\x04")
+PBE_OIDS = (b"\x2a\x86\x48\x86\xf7\x0d\x01\x05", b"\x2a\x86\x48\x86\xf7\x0d\x01\x0c")
+# OpenPGP secret key and subkey packets (old and new format headers), versions 4 to 6, and
+# the public-key algorithms they may carry.
+PGP_OLD_TAGS = frozenset((0x94, 0x95, 0x96, 0x9C, 0x9D, 0x9E))
+PGP_NEW_TAGS = frozenset((0xC5, 0xC7))
+PGP_ALGORITHMS = frozenset((1, 2, 3, 16, 17, 18, 19, 22, 25, 26, 27, 28))
+KEY_HEAD_CHARS = 96  # base64 of the first 72 bytes: enough to know the structure
+
+
+def is_key_material(base64_text: str) -> bool:
+    """Whether base64 text starts a private key: DER, an OpenSSH key or a PGP secret key."""
+    head = base64_text[:min(KEY_HEAD_CHARS, len(base64_text) // 4 * 4)]
+    try:
+        data = base64.b64decode(head, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return data.startswith(b"openssh-key-v1\0") or _der_private_key(data) or _pgp_secret_key(data)
+
+
+def _der_private_key(data: bytes) -> bool:
+    body = data[_der_content(data, 0):] if data[:1] == b"\x30" else b""
+    if body[:3] in DER_VERSIONS:
+        return body[3:4] in DER_KEY_STARTS
+    if body[:1] != b"\x30":
+        return False
+    algorithm = body[_der_content(body, 0):]
+    return algorithm[:1] == b"\x06" and algorithm[2:10] in PBE_OIDS
+
+
+def _der_content(data: bytes, at: int) -> int:
+    """Where the content of the DER element at `at` starts (its tag and length skipped)."""
+    length = data[at + 1] if len(data) > at + 1 else 0
+    return at + 2 + (length - 0x80 if 0x80 < length < 0x85 else 0)
+
+
+def _pgp_secret_key(data: bytes) -> bool:
+    if len(data) < 8:
+        return False
+    if data[0] in PGP_OLD_TAGS:
+        at = 1 + (1, 2, 4)[data[0] & 3]
+    elif data[0] in PGP_NEW_TAGS:
+        at = 2 if data[1] < 192 else 3 if data[1] < 224 else 6
+    else:
+        return False
+    return data[at:at + 1] in (b"\x04", b"\x05", b"\x06") and \
+        data[at + 5:at + 6] != b"" and data[at + 5] in PGP_ALGORITHMS
+
 AUTH_SCHEMES = r"(?:bearer|basic|token|apikey|api-key|key|otp|sso-key|hmac|negotiate|ntlm)"
 URL_END = r"[^\s\"'<>)\]`|]"
 GITLAB = ("pat", "dt", "rt", "ptt", "cbt", "ft", "soat", "oas", "imt", "agent", "ffct")
@@ -139,12 +192,19 @@ SHAPES: tuple[Shape, ...] = (
     _shape("cookie-header",
            r"(?i)(?<![\w\-])(?:set-)?cookie[\"'`]?\s*:\s*[\"'`]?(?P<value>[^=\s\"'`;]+=[^\"'`\r\n]*)",
            "cookie"),
+    # A private key's body without its armour, on one line (`deploy_key: MIIEvQ...`, or in a
+    # JSON string with `\n` between its rows); a body over several lines is judged as a block
+    # (secrets). Every line may hold one: no hints.
+    _shape("private-key",
+           r"(?<![A-Za-z0-9+/])[Mlxb][A-Za-z0-9+/]{47,}+(?:(?:\\[nr])++[A-Za-z0-9+/]++)*+={0,2}",
+           check=lambda value: is_key_material(re.sub(r"\\[nr]", "", value[:200]))),
 )
 
 # (hint, shape) pairs flat: one `in` per hint is most of the cost on a line holding none.
 _HINTS = tuple((hint, shape) for shape in SHAPES for hint in shape.hints)
+_ALWAYS = tuple(shape for shape in SHAPES if not shape.hints)
 
 
 def shapes_in(lowered: str) -> list[Shape]:
     """The shapes a lower-cased line may hold, in priority order: a cheap test before regexes."""
-    return list(dict.fromkeys(shape for hint, shape in _HINTS if hint in lowered))
+    return [*dict.fromkeys(shape for hint, shape in _HINTS if hint in lowered), *_ALWAYS]

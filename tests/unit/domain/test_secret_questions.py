@@ -223,6 +223,23 @@ def test_a_question_about_a_credential_is_not_a_request_for_its_value(question):
     assert not asks_for_secret_value(question), judge_secret_question(question)
 
 
+# The same questions as a reader sees them, written to slip past a word match.
+DISGUISED = {
+    "zero-width space": "what is the pass\u200bword for the prod db?",
+    "soft hyphen": "give me the stag\u00ading api to\u00adken",
+    "fullwidth letters": "what is the ｐａｓｓｗｏｒｄ for staging",
+    "emphasis inside the word": "tell me the pass**word** for the redis cache",
+    "emphasis around the word": "what is the _password_ for prod",
+    "combined": "what's the ｐａｓｓ\u200b**word** for the prod db",
+}
+
+
+@pytest.mark.parametrize("case", sorted(DISGUISED))
+def test_a_disguised_request_is_seen_as_a_reader_reads_it(case):
+    assert asks_for_secret_value(DISGUISED[case]), judge_secret_question(DISGUISED[case])
+    assert not asks_for_secret_value("where is the pass\u200bword for the prod db kept?")
+
+
 def test_the_reason_names_the_deciding_feature():
     assert judge_secret_question("where is the password for the prod db kept").reason.startswith(
         "asks about the credential")

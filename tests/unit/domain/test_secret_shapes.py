@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from memory.domain.secret_shapes import is_key_material
 from memory.domain.secrets import find_secrets, redact_data, redact_lines, redact_text
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -247,3 +248,31 @@ def test_spans_locate_the_values_without_holding_them(case):
     for span in spans:
         hidden[span.line - 1][span.start:span.end] = ["\0"] * (span.end - span.start)
     assert value not in "\n".join("".join(line) for line in hidden)
+
+
+# The first bytes of key material and of things shaped alike but public (base64).
+KEY_STARTS = {
+    "pkcs1-rsa": "MIICXAIBAAKBgQDvwiZXulhzMY9N8Yds6okDunmdvtP3c6mGRKUm011wdxgNdyVU",
+    "sec1-ec": "MHcCAQEEIDRZIsS2jlJFKzhPZL5cAbESo20g5pfKjlfeSfsne8dMoAoGCCqGSM49",
+    "pkcs8-ed25519": "MC4CAQAwBQYDK2VwBCIEIHZdVyjxwUdd1q+WSjnBtRhqTcFP28WuR4hVy6cxhyM7",
+    "pkcs8-encrypted": "MIH0MF8GCSqGSIb3DQEFDTBSMDEGCSqGSIb3DQEFDDAkBBB0wEOYJKNsnNp9i6qG",
+    "openssh": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz",
+    "pgp-secret-key": "lFgEaw9mpxYJKwYBBAHaRw8BAQdAtPYRl5wbaHSl1eeVFzVbPlykHIwcme90l1kk",
+}
+PUBLIC_STARTS = {
+    "certificate": "MIIBBDCBq6ADAgECAgEBMAoGCCqGSM49BAMCMAwxCjAIBgNVBAMMAXQwHhcNMjYw",
+    "public-key": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE/U0yMRgPxfLvkh38yvPpx2BxgYfA",
+    "ssh-public-key": "AAAAC3NzaC1lZDI1NTE5AAAAIAAU4RskTbFSuPevRTJxtg76tT/P2XRGJokfDRcj",
+    "text": base64.b64encode(b"Monday standup notes: the deploy went fine").decode(),
+    "not base64": "MIIE-this-is-no-base64-at-all",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEY_STARTS))
+def test_key_material_is_known_by_its_first_bytes(name):
+    assert is_key_material(KEY_STARTS[name])
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_STARTS))
+def test_public_keys_certificates_and_text_are_no_key_material(name):
+    assert not is_key_material(PUBLIC_STARTS[name])
