@@ -8,8 +8,14 @@ they are collected. `aim_pointer` is the one row a publish switches.
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 
+from memory.ports.errors import StoreUnsupported
+
+# hnsw.iterative_scan came in 0.8: without it a scoped search misses the HNSW index.
+PGVECTOR_NEEDED = (0, 8)
 SCHEMA_VERSION = 3  # 2: the graph generations (GRAPH_DDL); 3: row seals (SEALS_DDL)
 LOCK_SCHEMA = 0x61696D01  # advisory lock key held while creating the tables
 
@@ -87,6 +93,42 @@ END $$;
 CREATE TABLE IF NOT EXISTS aim_damage (
   gen text PRIMARY KEY, problem text NOT NULL, found_at timestamptz NOT NULL DEFAULT now());
 """
+
+
+# The pgvector installed in this database, and the one CREATE EXTENSION would install.
+_PGVECTOR = ("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+             "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')")
+
+
+def pgvector_release(version: str) -> tuple[int, ...] | None:
+    """'0.8.6' as (0, 8, 6), compared as numbers ('0.10.0' is newer than '0.8.6'); None for
+    a version string that does not start with one."""
+    match = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    return tuple(int(part) for part in match.groups() if part is not None) if match else None
+
+
+def pgvector_supported(version: str) -> bool:
+    release = pgvector_release(version)
+    return release is not None and release >= PGVECTOR_NEEDED
+
+
+def require_pgvector(conn: psycopg.Connection) -> None:
+    """Refuse a database whose pgvector is older than PGVECTOR_NEEDED (or that has none to
+    install), naming the version found and the one needed."""
+    installed, available = conn.execute(_PGVECTOR).fetchone()
+    needed = "pgvector " + ".".join(map(str, PGVECTOR_NEEDED)) + " or newer"
+    if installed is None and available is None:
+        raise StoreUnsupported(f"the server has no pgvector (the `vector` extension); "
+                               f"ai-memory needs {needed}")
+    found = installed or available
+    if pgvector_supported(found):
+        return
+    where = "installed in this database" if installed else "the server offers"
+    fix = ("run ALTER EXTENSION vector UPDATE in this database"
+           if installed and available and pgvector_supported(available)
+           else "upgrade pgvector on the server")
+    raise StoreUnsupported(f"pgvector {found} is {where}; ai-memory needs {needed} "
+                           f"(for iterative HNSW scans): {fix}")
 
 
 def create(conn: psycopg.Connection) -> None:
