@@ -115,20 +115,27 @@ def pgvector_supported(version: str) -> bool:
 def require_pgvector(conn: psycopg.Connection) -> None:
     """Refuse a database whose pgvector is older than PGVECTOR_NEEDED (or that has none to
     install), naming the version found and the one needed."""
-    installed, available = conn.execute(_PGVECTOR).fetchone()
+    problem = pgvector_problem(*conn.execute(_PGVECTOR).fetchone())
+    if problem:
+        raise StoreUnsupported(problem)
+
+
+def pgvector_problem(installed: str | None, available: str | None) -> str | None:
+    """Why a database with this pgvector installed (None: not yet) and this one on offer
+    for CREATE EXTENSION (None: none) cannot hold the store; None when it can."""
     needed = "pgvector " + ".".join(map(str, PGVECTOR_NEEDED)) + " or newer"
     if installed is None and available is None:
-        raise StoreUnsupported(f"the server has no pgvector (the `vector` extension); "
-                               f"ai-memory needs {needed}")
-    found = installed or available
-    if pgvector_supported(found):
-        return
-    where = "installed in this database" if installed else "the server offers"
+        return f"the server has no pgvector (the `vector` extension); ai-memory needs {needed}"
+    if pgvector_supported(installed or available or ""):
+        return None
+    if installed is None:
+        return (f"the server offers pgvector {available}; ai-memory needs {needed} "
+                f"(for iterative HNSW scans): upgrade pgvector on the server")
     fix = ("run ALTER EXTENSION vector UPDATE in this database"
-           if installed and available and pgvector_supported(available)
-           else "upgrade pgvector on the server")
-    raise StoreUnsupported(f"pgvector {found} is {where}; ai-memory needs {needed} "
-                           f"(for iterative HNSW scans): {fix}")
+           if available and pgvector_supported(available) else "upgrade pgvector on the server, "
+           "then run ALTER EXTENSION vector UPDATE in this database")
+    return (f"pgvector {installed} is installed in this database; ai-memory needs {needed} "
+            f"(for iterative HNSW scans): {fix}")
 
 
 def create(conn: psycopg.Connection) -> None:
