@@ -62,3 +62,41 @@ def test_the_command_line_shows_the_refusal_as_its_kind(test_postgres, tmp_path,
     assert (code, error["kind"], error["exit_code"]) == (1, "unsupported", 1)
     assert "pgvector 0.6.2" in error["message"] and "0.8 or newer" in error["message"]
     assert "Traceback" not in shown.err
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_an_mcp_session_shows_the_refusal_as_a_tool_error_and_keeps_serving(
+        test_postgres, tmp_path):
+    import os
+    import sys
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    url = test_postgres.fresh()
+    _with_pgvector(url, "0.6.2")
+    (tmp_path / "root").mkdir()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AI_MEMORY_")},
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    params = StdioServerParameters(command=sys.executable, env=env, args=[
+        "-m", "memory", "serve", "--no-watch", "--read-only", "--store", url,
+        "--root", str(tmp_path / "root"), "--state-dir", str(tmp_path / "state")])
+    with (tmp_path / "serve.stderr").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                with anyio.fail_after(300):
+                    await session.initialize()
+                    answers = [await session.call_tool(name, arguments) for name, arguments in
+                               (("memory_health", {}), ("memory_search", {"query": "retry"}),
+                                ("memory_health", {}))]
+    for answer in answers:
+        text = answer.content[0].text
+        assert answer.is_error and text.startswith("unsupported: "), text
+        assert "pgvector 0.6.2" in text and "0.8 or newer" in text
+    assert "Traceback" not in (tmp_path / "serve.stderr").read_text()
