@@ -98,10 +98,10 @@ def _index_settings(limit: int) -> tuple[str, ...]:
     exact while the scan goes on past ef_search for a scope that drops candidates; the bound
     on tuples lets a scope too narrow for it (fewer than ~limit/SCAN_TUPLES_PER_HIT of the
     chunks) fall to the exact scan after a short try."""
+    tuples = max(MIN_SCAN_TUPLES, SCAN_TUPLES_PER_HIT * limit)
     return (f"SET LOCAL hnsw.ef_search = {max(40, min(1000, max(HEAD, 4 * limit)))}",
             "SET LOCAL hnsw.iterative_scan = strict_order",
-            f"SET LOCAL hnsw.max_scan_tuples = {max(MIN_SCAN_TUPLES, SCAN_TUPLES_PER_HIT * limit)}",
-            "SET LOCAL enable_sort = off")
+            f"SET LOCAL hnsw.max_scan_tuples = {tuples}", "SET LOCAL enable_sort = off")
 
 
 def vector_literal(vector: Sequence[float], dimension: int | None = None) -> str:
