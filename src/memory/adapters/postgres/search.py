@@ -15,6 +15,10 @@ from memory.ports.errors import StoreError
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
 HEAD = 200  # nearest neighbours asked of HNSW before the scope is judged
+# Tuples an iterative HNSW scan may visit, per chunk asked for (at least MIN_SCAN_TUPLES):
+# enough for a scope that admits 5 % of the chunks; a narrower one costs this much before
+# the exact scan answers it.
+SCAN_TUPLES_PER_HIT, MIN_SCAN_TUPLES = 20, 1000
 MAX_K = 4096
 
 _MEMBERS = ("aim_chunks c JOIN aim_members mem ON mem.note_row = c.note_row AND mem.gen = %s "
@@ -60,8 +64,9 @@ def lexical(conn: psycopg.Connection, gen: str, query: str, scope: ScopeFilter |
 
 def nearest(conn: psycopg.Connection, gen: str, vector: Sequence[float],
             scope: ScopeFilter | None, limit: int, dimension: int | None) -> list[Hit]:
-    """Nearest chunks by cosine; the HNSW index first, then an exact scan when the scope
-    left fewer than `limit` of its neighbours (pgvector filters after the index)."""
+    """Nearest chunks by cosine; the HNSW index first, scanned on until `limit` chunks pass
+    the scope (pgvector's iterative scan), then an exact scan when it gave up first: a scope
+    narrower than the scan's bound, or one holding fewer than `limit` chunks."""
     if limit <= 0 or not dimension:
         return []
     literal = vector_literal(vector, dimension)
@@ -80,8 +85,23 @@ def _knn(conn, gen, literal, dimension, where, params, limit, *, indexed):
            f"WHERE c.dim = {d} AND {where} ORDER BY {column} <=> %s::vector({d}), c.row "
            f"LIMIT %s")
     with conn.transaction():
-        conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, max(HEAD, 4 * limit)))}")
+        for setting in _index_settings(limit) if indexed else ():
+            conn.execute(setting)
         return conn.execute(sql, [literal, gen, *params, literal, limit]).fetchall()
+
+
+def _index_settings(limit: int) -> tuple[str, ...]:
+    """How the indexed query reads HNSW. Every query is filtered (by the generation's
+    members at least), and the planner prices the filtered index scan above a sort of every
+    admitted chunk, so sorting is switched off for this one query: the index's order (by
+    distance; equal distances then sorted by row) is the plan. strict_order keeps that order
+    exact while the scan goes on past ef_search for a scope that drops candidates; the bound
+    on tuples lets a scope too narrow for it (fewer than ~limit/SCAN_TUPLES_PER_HIT of the
+    chunks) fall to the exact scan after a short try."""
+    tuples = max(MIN_SCAN_TUPLES, SCAN_TUPLES_PER_HIT * limit)
+    return (f"SET LOCAL hnsw.ef_search = {max(40, min(1000, max(HEAD, 4 * limit)))}",
+            "SET LOCAL hnsw.iterative_scan = strict_order",
+            f"SET LOCAL hnsw.max_scan_tuples = {tuples}", "SET LOCAL enable_sort = off")
 
 
 def vector_literal(vector: Sequence[float], dimension: int | None = None) -> str:
