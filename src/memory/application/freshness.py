@@ -5,6 +5,8 @@ looks at an in-memory set of pending paths. Without one, a search re-scans the r
 most once a second. Either way, small edits the index lacks are indexed before the search
 when that fits a small time budget; big notes, a missing index and the graph after notes
 came or went are left to a background thread; the packet's `freshness` says what happened.
+A one-shot command (`background` off) runs the same step and leaves nothing running: what
+does not fit its budget, and a missing index, it reports with the command that does it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from attrs import frozen
 from memory.application.background import BackgroundRefresher
 from memory.application.catch_up import CatchUp, CatchUpRunner, log_catch_up
 from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge,
-                                        no_index_yet)
+                                        no_index_yet, not_indexed)
 from memory.application.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
@@ -42,6 +44,9 @@ class FreshnessConfig:
     background_pause_s: float = 1.0  # between its tries, the watcher lets searches in
     big_note_bytes: int = 256 * 1024  # notes this big are indexed after the small ones
     graph_debounce_s: float = 10.0  # the graph follows moved notes after this much quiet
+    # False in a one-shot command: no thread is left to die with the process; big notes,
+    # a missing index and the graph are left to `refresh`, and the verdict says so.
+    background: bool = True
 
 
 class FreshnessPolicy:
@@ -118,12 +123,16 @@ class FreshnessPolicy:
         budget = self.config.search_budget_s
         deadline = self._runner.join_deadline(now + budget, budget)
         result = self._catch_up(deadline, self.config.max_search_files)
-        if result.held:
+        if result.held and self.config.background:
             self._worker.request_index()
         after = self._index.current()
-        verdict = judge(result, changed_generation=_id(after) != _id(before),
-                        watching=self.watching,
-                        progress=self._board.read() if self._board is not None else None)
+        if after is None:
+            verdict = self._still_without_index(result)
+        else:
+            verdict = judge(result, changed_generation=_id(after) != _id(before),
+                            watching=self.watching,
+                            progress=self._board.read() if self._board is not None else None,
+                            background=self.config.background)
         with self._state:
             self._verdict = verdict
         return verdict
@@ -146,7 +155,7 @@ class FreshnessPolicy:
 
     def _without_index(self, now: float) -> Verdict | None:
         """No index at all (never built, or its folder deleted): say so, and build it; None
-        when the root is small enough to build it inside this search."""
+        when the root is small enough for a server to build it inside this search."""
         progress = self._board.read() if self._board is not None else None
         if progress is not None:
             return building(progress)
@@ -156,8 +165,20 @@ class FreshnessPolicy:
         notes = counted[1]
         if notes == 0:
             return (CURRENT, ())
+        if not self.config.background:
+            return not_indexed(notes)  # a first build is for `refresh` (it shows progress)
         if notes <= self.config.max_search_files:
             return None
+        self._worker.request_index()
+        return no_index_yet(notes)
+
+    def _still_without_index(self, result: CatchUp) -> Verdict:
+        """The search could not build the missing index (the model still loading, another
+        process's lock): the background builds it, and the search says it is not indexed."""
+        log_catch_up(result)
+        notes = result.changed or len(self._source.scan().files)
+        if not self.config.background:
+            return not_indexed(notes)
         self._worker.request_index()
         return no_index_yet(notes)
 
@@ -229,7 +250,7 @@ class FreshnessPolicy:
             with self._state:
                 self._pending = {p: s for p, s in self._pending.items()
                                  if s > sequence or p in result.held}
-        if result.moved_notes:
+        if result.moved_notes and self.config.background:
             self._worker.request_graph()
         return result
 

@@ -18,6 +18,7 @@ from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHA
 from memory.application.note_texts import NoteTexts
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
+from memory.application.verdict import CURRENT, NOT_INDEXED, REFRESHED, Verdict
 from memory.domain.budget import shown_name
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
@@ -42,8 +43,21 @@ from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
-NO_INDEX = "no index yet: run memory_refresh (nothing can be found)"
+NO_INDEX = "not indexed: no index yet; run memory_refresh to build it (nothing can be found)"
 T = TypeVar("T")
+
+
+def read_verdict(verdict: Verdict, generation: Generation,
+                 warnings: list[str]) -> tuple[str, tuple[str, ...]]:
+    """(freshness, warnings) of a read of `generation`: one with no index is `not-indexed`
+    whatever the step said (never `current`), and what the step said about the missing index
+    (it is being built) replaces the generic advice."""
+    freshness, extra = verdict
+    if generation.index is None:
+        return NOT_INDEXED, tuple(extra or warnings)
+    if freshness == NOT_INDEXED:  # built in the meantime (by the background, another process)
+        return REFRESHED, tuple(warnings)
+    return freshness, (*warnings, *extra)
 
 
 class MemoryService:
@@ -54,7 +68,7 @@ class MemoryService:
                  index: IndexGenerations, graph: GraphProvider | None,
                  graphs: GraphGenerations | None, embedder: Embedder, feedback: FeedbackLog,
                  history: RefreshHistory, clock: Clock,
-                 before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
+                 before_search: Callable[[], Verdict] | None = None,
                  board: RefreshProgressBoard | None = None,
                  writes: WriteAccess = WriteAccess(enabled=False), shared_index: bool = False):
         self.engine = engine
@@ -80,19 +94,21 @@ class MemoryService:
 
     def search(self, query: object, **filters: Any) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
-        freshness, extra = self._before_search() if self._before_search else ("current", ())
+        verdict = self._fresh()
 
         def read(generation: Generation, warnings: list[str]) -> EvidencePacket:
-            # Without an index, what freshness says (it is being built) replaces our advice.
-            ours = () if extra and generation.index is None else warnings
-            return self.engine.search(request, generation, warnings=(*ours, *extra),
-                                      freshness=freshness)
+            freshness, said = read_verdict(verdict, generation, warnings)
+            packet = self.engine.search(request, generation, warnings=said, freshness=freshness)
+            if generation.index is None and packet.no_answer:
+                # Nothing was searched: the reason is the missing index, not the notes.
+                packet = evolve(packet, no_answer_reason=said[0] if said else self._no_index)
+            return packet
         return self._from_one_generation(read)
 
     def get(self, identity: object, start_line: object = None,
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        self._generation()
+        said = read_verdict(self._fresh(), *self._generation())[1]
         doc = self._texts.load(*self._resolve_path(name))
         total = len(doc.lines)
         first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
@@ -102,7 +118,8 @@ class MemoryService:
                                  f"({total} lines)")
         if end_line is not None and last < first:
             raise InvalidRequest("end_line must not be before start_line")
-        return NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
+        read = NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
+        return evolve(read, warnings=(*said, *read.warnings)) if said else read
 
     def neighbors(self, identity: object, depth: object = 1, **filters: Any) -> Neighbourhood:
         """Within the same scope a search would run under (status: any by default)."""
@@ -133,8 +150,11 @@ class MemoryService:
     def explain(self, query: object, identity: object = None, **filters: Any) -> Explanation:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
+        verdict = self._fresh()
         generation, warnings, trace = self._from_one_generation(
-            lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
+            lambda generation, warnings: (generation, read_verdict(verdict, generation,
+                                                                   warnings)[1],
+                                          self.engine.trace(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)
@@ -176,6 +196,10 @@ class MemoryService:
         return self._health.health(self._generation()[1], writes_refused)
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _fresh(self) -> Verdict:
+        """The catch-up-or-report step every read runs first (none: the index as it is)."""
+        return self._before_search() if self._before_search else (CURRENT, ())
 
     def _from_one_generation(self, read: Callable[[Generation, list[str]], T]) -> T:
         """Run a read whose every part comes from the generation it is labelled with.
