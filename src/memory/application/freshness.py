@@ -5,8 +5,7 @@ looks at an in-memory set of pending paths. Without one, a search re-scans the r
 most once a second. Either way, small edits the index lacks are indexed before the search
 when that fits a small time budget; big notes, a missing index and the graph after notes
 came or went are left to a background thread; the packet's `freshness` says what happened.
-A one-shot command (`background` off) runs the same step and leaves nothing running: what
-does not fit its budget, and a missing index, it reports with the command that does it.
+A one-shot command (`background` off) leaves that to `refresh`, and says so.
 """
 
 from __future__ import annotations
@@ -44,9 +43,7 @@ class FreshnessConfig:
     background_pause_s: float = 1.0  # between its tries, the watcher lets searches in
     big_note_bytes: int = 256 * 1024  # notes this big are indexed after the small ones
     graph_debounce_s: float = 10.0  # the graph follows moved notes after this much quiet
-    # False in a one-shot command: no thread is left to die with the process; big notes,
-    # a missing index and the graph are left to `refresh`, and the verdict says so.
-    background: bool = True
+    background: bool = True  # False in a one-shot command: no thread to die with the process
 
 
 class FreshnessPolicy:
@@ -114,10 +111,7 @@ class FreshnessPolicy:
         """(freshness, warnings) for the packet, after indexing pending edits if they fit."""
         now = self._clock.monotonic()
         before = self._index.current()
-        if before is None:
-            early = self._without_index(now)
-        else:
-            early = self._reused_verdict(now)
+        early = self._without_index(now) if before is None else self._reused_verdict(now)
         if early is not None:
             return early
         budget = self.config.search_budget_s
@@ -126,8 +120,9 @@ class FreshnessPolicy:
         if result.held and self.config.background:
             self._worker.request_index()
         after = self._index.current()
-        if after is None:
-            verdict = self._still_without_index(result)
+        if after is None:  # not built inside the search: the model loading, a lock held
+            log_catch_up(result)
+            verdict = self._not_indexed(result.changed or len(self._source.scan().files))
         else:
             verdict = judge(result, changed_generation=_id(after) != _id(before),
                             watching=self.watching,
@@ -165,18 +160,13 @@ class FreshnessPolicy:
         notes = counted[1]
         if notes == 0:
             return (CURRENT, ())
-        if not self.config.background:
-            return not_indexed(notes)  # a first build is for `refresh` (it shows progress)
-        if notes <= self.config.max_search_files:
+        if notes <= self.config.max_search_files and self.config.background:
             return None
-        self._worker.request_index()
-        return no_index_yet(notes)
+        return self._not_indexed(notes)
 
-    def _still_without_index(self, result: CatchUp) -> Verdict:
-        """The search could not build the missing index (the model still loading, another
-        process's lock): the background builds it, and the search says it is not indexed."""
-        log_catch_up(result)
-        notes = result.changed or len(self._source.scan().files)
+    def _not_indexed(self, notes: int) -> Verdict:
+        """The background builds the missing index; a one-shot command leaves it to refresh
+        (a first build shows its progress there)."""
         if not self.config.background:
             return not_indexed(notes)
         self._worker.request_index()

@@ -14,11 +14,11 @@ from memory.application.indexer import Indexer, Progress
 from memory.application.graph_scope import ScopeFence, graph_id, outside_scope
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
-                                         scope_filter)
+                                         line_range, scope_filter)
 from memory.application.note_texts import NoteTexts
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
-from memory.application.verdict import CURRENT, NOT_INDEXED, REFRESHED, Verdict
+from memory.application.verdict import CURRENT, Verdict, read_verdict
 from memory.domain.budget import shown_name
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
@@ -47,19 +47,6 @@ NO_INDEX = "not indexed: no index yet; run memory_refresh to build it (nothing c
 T = TypeVar("T")
 
 
-def read_verdict(verdict: Verdict, generation: Generation,
-                 warnings: list[str]) -> tuple[str, tuple[str, ...]]:
-    """(freshness, warnings) of a read of `generation`: one with no index is `not-indexed`
-    whatever the step said (never `current`), and what the step said about the missing index
-    (it is being built) replaces the generic advice."""
-    freshness, extra = verdict
-    if generation.index is None:
-        return NOT_INDEXED, tuple(extra or warnings)
-    if freshness == NOT_INDEXED:  # built in the meantime (by the background, another process)
-        return REFRESHED, tuple(warnings)
-    return freshness, (*warnings, *extra)
-
-
 class MemoryService:
     """Policy around retrieval and refresh: validate, pick the generation, shape answers."""
 
@@ -75,7 +62,9 @@ class MemoryService:
         self._indexer = indexer
         self._catalogue, self._index = catalogue, index
         self._graph, self._embedder, self._feedback = graph, embedder, feedback
-        self._clock, self._before_search, self._board = clock, before_search, board
+        # The catch-up-or-report step every read runs first (none: the index as it is).
+        self._before_search = before_search or (lambda: (CURRENT, ()))
+        self._clock, self._board = clock, board
         self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
                                    index=index, graph=graph, graphs=graphs, embedder=embedder,
@@ -94,30 +83,22 @@ class MemoryService:
 
     def search(self, query: object, **filters: Any) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
-        verdict = self._fresh()
+        verdict = self._before_search()
 
         def read(generation: Generation, warnings: list[str]) -> EvidencePacket:
             freshness, said = read_verdict(verdict, generation, warnings)
             packet = self.engine.search(request, generation, warnings=said, freshness=freshness)
-            if generation.index is None and packet.no_answer:
-                # Nothing was searched: the reason is the missing index, not the notes.
-                packet = evolve(packet, no_answer_reason=said[0] if said else self._no_index)
-            return packet
+            # No index: nothing was searched, and the missing index is the reason.
+            missing = generation.index is None and packet.no_answer and said
+            return evolve(packet, no_answer_reason=said[0]) if missing else packet
         return self._from_one_generation(read)
 
     def get(self, identity: object, start_line: object = None,
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        said = read_verdict(self._fresh(), *self._generation())[1]
+        said = read_verdict(self._before_search(), *self._generation())[1]
         doc = self._texts.load(*self._resolve_path(name))
-        total = len(doc.lines)
-        first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
-        last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
-        if first > max(total, 1):
-            raise InvalidRequest(f"start_line {first} is past the end of {doc.note.path} "
-                                 f"({total} lines)")
-        if end_line is not None and last < first:
-            raise InvalidRequest("end_line must not be before start_line")
+        first, last = line_range(start_line, end_line, len(doc.lines), doc.note.path)
         read = NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
         return evolve(read, warnings=(*said, *read.warnings)) if said else read
 
@@ -150,11 +131,9 @@ class MemoryService:
     def explain(self, query: object, identity: object = None, **filters: Any) -> Explanation:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
-        verdict = self._fresh()
-        generation, warnings, trace = self._from_one_generation(
-            lambda generation, warnings: (generation, read_verdict(verdict, generation,
-                                                                   warnings)[1],
-                                          self.engine.trace(request)))
+        verdict = self._before_search()
+        generation, warnings, trace = self._from_one_generation(lambda g, w: (
+            g, read_verdict(verdict, g, w)[1], self.engine.trace(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)
@@ -196,10 +175,6 @@ class MemoryService:
         return self._health.health(self._generation()[1], writes_refused)
 
     # -- helpers -------------------------------------------------------------------------
-
-    def _fresh(self) -> Verdict:
-        """The catch-up-or-report step every read runs first (none: the index as it is)."""
-        return self._before_search() if self._before_search else (CURRENT, ())
 
     def _from_one_generation(self, read: Callable[[Generation, list[str]], T]) -> T:
         """Run a read whose every part comes from the generation it is labelled with.

@@ -4,6 +4,7 @@ indexed at all (never built, or its folder deleted)."""
 from __future__ import annotations
 
 from memory.application.catch_up import CatchUp
+from memory.domain.evidence import Generation
 from memory.domain.refresh import BuildProgress
 
 CURRENT = "current"
@@ -59,3 +60,16 @@ def not_indexed(notes: int) -> Verdict:
     count = "1 note" if notes == 1 else f"{notes:,} notes"
     return (NOT_INDEXED, (f"not indexed: this memory root has no index yet ({count}); "
                           "run memory_refresh to build it (nothing can be found until then)",))
+
+
+def read_verdict(verdict: Verdict, generation: Generation,
+                 warnings: list[str]) -> tuple[str, tuple[str, ...]]:
+    """(freshness, warnings) of a read of `generation`: one with no index is `not-indexed`
+    whatever the step said (never `current`), and what the step said about the missing index
+    (it is being built) replaces the generic advice."""
+    freshness, extra = verdict
+    if generation.index is None:
+        return NOT_INDEXED, tuple(extra or warnings)
+    if freshness == NOT_INDEXED:  # built in the meantime (by the background, another process)
+        return REFRESHED, tuple(warnings)
+    return freshness, (*warnings, *extra)
