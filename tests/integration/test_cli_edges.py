@@ -71,6 +71,9 @@ def test_a_full_refresh_says_what_the_graph_stage_is_doing(root):
     assert any(line.startswith("graph: 1/1, done in ") for line in lines), done.stderr
     assert done.stdout.startswith("refresh (full): ok")
     assert "graph:" not in done.stdout.split("\n")[0]
+    assert "index: published -> " in done.stdout and "(+1 ~0 -0; " in done.stdout
+    again = cli("refresh", "--mode", "full", root=root)  # a rebuild that changed no note
+    assert again.returncode == 0 and "(+0 ~0 -0; " in again.stdout, again.stdout
 
 
 def test_a_name_from_a_non_utf8_terminal_is_refused_with_its_spelling(root):
