@@ -116,3 +116,19 @@ def test_a_root_never_indexed_says_not_indexed_on_search_get_and_health(root):
     assert "problem: not indexed: " in health.stdout and "ai-memory refresh" in health.stdout
     again = json.loads(cli("search", "JSON lines stdout", "--json", root=root).stdout)
     assert again["freshness"] == "not-indexed"  # the reads built nothing behind our back
+
+
+def test_a_scope_no_note_has_is_a_warning_naming_the_closest_names(root):
+    note = root / "Repos" / "payments-api" / "Notes" / "Retries.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Retries\n\nWebhooks retry three times.\n", encoding="utf-8")
+    assert cli("refresh", root=root).returncode == 0
+    done = cli("search", "webhook retries", "--repository", "payment-api", root=root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "warning: scope matches no note: no note has repository 'payment-api' (closest: " \
+           "payments-api)" in done.stderr
+    as_json = json.loads(cli("search", "webhook retries", "--ticket", "PAY-1", "--json",
+                             root=root).stdout)
+    assert any("no note has ticket 'PAY-1'" in w for w in as_json["warnings"]), as_json
+    known = cli("search", "webhook retries", "--repository", "payments-api", root=root)
+    assert "scope matches no note" not in known.stderr

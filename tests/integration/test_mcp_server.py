@@ -256,6 +256,20 @@ async def test_a_bad_call_is_a_tool_error_and_the_next_call_succeeds(
 
 
 @pytest.mark.anyio
+async def test_a_scope_no_note_has_is_a_warning_with_the_closest_names(served):
+    typo = (await served.call("memory_search", query="webhook retries",
+                              repository="payment-api")).structured_content
+    assert any(w.startswith("scope matches no note: no note has repository 'payment-api' "
+                            "(closest: payments-api)") for w in typo["warnings"]), typo
+    ticket = (await served.call("memory_search", query="duplicate charges",
+                                ticket="PAY-143")).structured_content
+    assert any("ticket 'PAY-143'" in w and "closest: PAY-142" in w
+               for w in ticket["warnings"]), ticket
+    known = (await served.call("memory_search", query="duplicate charges",
+                               ticket="PAY-142")).structured_content
+    assert known["items"] and not any("scope matches no note" in w for w in known["warnings"])
+
+
 async def test_search_sees_a_generation_published_meanwhile_by_another_process(served, root):
     before = (await served.call("memory_search", query="timeout")).structured_content
     note = root / "Repos/payments-api/Notes/Gateway Timeouts.md"

@@ -25,6 +25,7 @@ from memory.application.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.picture import MemoryPicture
 from memory.application.retrieval import RetrievalEngine
+from memory.application.scope_names import CatalogueScopeNames
 from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
@@ -106,10 +107,11 @@ class UseCases(containers.DeclarativeContainer):
     freshness_config = providers.Object(FreshnessConfig())
     written = providers.Object(None)  # hears of each write's refresh (serving: the graph)
 
+    scope_names = providers.Singleton(CatalogueScopeNames, catalogue=catalogue, index=index)
     engine = providers.Singleton(
         RetrievalEngine, lexical=lexical, catalogue=catalogue, vectors=vectors,
         embedder=embedder, graph=graph, config=search_config,
-        default_repository=default_repository,
+        default_repository=default_repository, scope_names=scope_names,
         today=providers.Callable(lambda clock: (lambda: clock.now_iso()[:10]), clock))
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
