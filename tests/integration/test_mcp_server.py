@@ -270,6 +270,7 @@ async def test_a_scope_no_note_has_is_a_warning_with_the_closest_names(served):
     assert known["items"] and not any("scope matches no note" in w for w in known["warnings"])
 
 
+@pytest.mark.anyio
 async def test_search_sees_a_generation_published_meanwhile_by_another_process(served, root):
     before = (await served.call("memory_search", query="timeout")).structured_content
     note = root / "Repos/payments-api/Notes/Gateway Timeouts.md"
