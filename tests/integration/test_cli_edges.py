@@ -31,12 +31,12 @@ def root(tmp_path: Path) -> Path:
 def test_warnings_go_to_stderr_and_name_the_cli_command(root):
     done = cli("health", root=root)  # no index yet: unhealthy, with a warning
     assert done.returncode == 1
-    assert "warning: no index yet: run ai-memory refresh" in done.stderr
+    assert "warning: not indexed: no index yet; run ai-memory refresh" in done.stderr
     assert "warning:" not in done.stdout and "memory_refresh" not in done.stdout + done.stderr
     assert done.stdout.startswith("UNHEALTHY: ")
     as_json = cli("health", "--json", root=root)
     assert json.loads(as_json.stdout)["warnings"] == [
-        "no index yet: run ai-memory refresh (nothing can be found)"]
+        "not indexed: no index yet; run ai-memory refresh to build it (nothing can be found)"]
 
 
 @pytest.mark.parametrize("args,kind,code", [
@@ -71,6 +71,9 @@ def test_a_full_refresh_says_what_the_graph_stage_is_doing(root):
     assert any(line.startswith("graph: 1/1, done in ") for line in lines), done.stderr
     assert done.stdout.startswith("refresh (full): ok")
     assert "graph:" not in done.stdout.split("\n")[0]
+    assert "index: published -> " in done.stdout and "(+1 ~0 -0; " in done.stdout
+    again = cli("refresh", "--mode", "full", root=root)  # a rebuild that changed no note
+    assert again.returncode == 0 and "(+0 ~0 -0; " in again.stdout, again.stdout
 
 
 def test_a_name_from_a_non_utf8_terminal_is_refused_with_its_spelling(root):
@@ -81,3 +84,51 @@ def test_a_name_from_a_non_utf8_terminal_is_refused_with_its_spelling(root):
     error = json.loads(done.stdout)["error"]
     assert error["kind"] == "invalid request" and "0xE9" in error["message"]
     assert "%E9" in error["message"] and "Traceback" not in done.stderr
+
+
+def test_a_search_after_an_edit_with_no_server_running_answers_from_the_edit_or_says_stale(root):
+    assert cli("refresh", root=root).returncode == 0
+    note = root / "Decisions" / "Logging.md"
+    note.write_text(note.read_text(encoding="utf-8")
+                    + "\nRotate the logs with the zebrafish rotator nightly.\n", encoding="utf-8")
+    done = cli("search", "zebrafish rotator", "--json", root=root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    packet = json.loads(done.stdout)
+    assert packet["freshness"] in ("refreshed-before-search", "stale"), packet
+    if packet["freshness"] == "stale":
+        assert any(w.startswith("stale index: ") for w in packet["warnings"]), packet
+    else:
+        assert packet["items"][0]["path"] == "Decisions/Logging.md"
+        assert "zebrafish" in packet["items"][0]["text"]
+        assert packet["items"][0]["end_line"] == 5  # the new line, not the old L1-L3
+
+
+def test_a_root_never_indexed_says_not_indexed_on_search_get_and_health(root):
+    search = cli("search", "JSON lines stdout", root=root)
+    assert search.returncode == 0, search.stderr[-3000:]
+    assert "freshness: not-indexed" in search.stdout
+    assert "no answer: not indexed: " in search.stdout and "ai-memory refresh" in search.stdout
+    assert "never mentions" not in search.stdout and "current" not in search.stdout
+    get = cli("get", "Decisions/Logging.md", root=root)
+    assert get.returncode == 0 and "All services log JSON lines" in get.stdout
+    assert "warning: not indexed: " in get.stderr and "ai-memory refresh" in get.stderr
+    health = cli("health", root=root)
+    assert "problem: not indexed: " in health.stdout and "ai-memory refresh" in health.stdout
+    again = json.loads(cli("search", "JSON lines stdout", "--json", root=root).stdout)
+    assert again["freshness"] == "not-indexed"  # the reads built nothing behind our back
+
+
+def test_a_scope_no_note_has_is_a_warning_naming_the_closest_names(root):
+    note = root / "Repos" / "payments-api" / "Notes" / "Retries.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# Retries\n\nWebhooks retry three times.\n", encoding="utf-8")
+    assert cli("refresh", root=root).returncode == 0
+    done = cli("search", "webhook retries", "--repository", "payment-api", root=root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "warning: scope matches no note: no note has repository 'payment-api' (closest: " \
+           "payments-api)" in done.stderr
+    as_json = json.loads(cli("search", "webhook retries", "--ticket", "PAY-1", "--json",
+                             root=root).stdout)
+    assert any("no note has ticket 'PAY-1'" in w for w in as_json["warnings"]), as_json
+    known = cli("search", "webhook retries", "--repository", "payments-api", root=root)
+    assert "scope matches no note" not in known.stderr

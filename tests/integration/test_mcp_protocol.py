@@ -273,7 +273,7 @@ async def test_a_search_while_another_process_builds_the_index_says_how_far_it_i
                     assert await anyio.to_thread.run_sync(builder.wait) == 0
                     after = (await session.call_tool(
                         "memory_search", {"query": "Notes 12"})).structured_content
-    assert during["freshness"] == "stale"
+    assert during["freshness"] == "not-indexed"
     building = [w for w in during["warnings"] if w.startswith("index being built: ")]
     assert building and " of 300 notes, by process " in building[0], during["warnings"]
     assert after["freshness"] in ("current", "refreshed-before-search")

@@ -53,7 +53,7 @@ def root(tmp_path_factory) -> Path:
         [sys.executable, "-m", "memory", "refresh", "--root", str(base)],
         capture_output=True, text=True, timeout=900, env={**os.environ, **OFFLINE})
     assert done.returncode == 0, done.stderr[-3000:]
-    write(base, "Later/not indexed.md", "# Written after the refresh\n")
+    write(base, "Later/saved since.md", "# Written after the refresh\n")
     (base.parent / "outside.md").write_text("# Outside the root\n", encoding="utf-8")
     return base
 
@@ -116,8 +116,10 @@ async def test_listing_pages_through_every_indexed_note_once(session, root):
     names = [r.name for r in listed]
     assert len(cursors) == 1 and len(names) == len(set(names))
     expected = sorted([f"Filler/note {i:03d}.md" for i in range(FILLER)]
-                      + ODD_NAMES + ["Ops/Deploy.md", "Big/Long.md"])
-    assert names == expected  # the note written after the refresh is not offered
+                      + ODD_NAMES + ["Ops/Deploy.md", "Big/Long.md", "Later/saved since.md"])
+    # The note written after the refresh is offered: a listing first catches up, as a
+    # search does.
+    assert names == expected
     deploy = next(r for r in listed if r.name == "Ops/Deploy.md")
     assert deploy.uri == "memory://note/Ops/Deploy.md" and deploy.mime_type == "text/markdown"
     assert deploy.title == "Deploy notes" and "memory_id deploy-notes" in deploy.description
@@ -171,7 +173,7 @@ async def test_a_long_note_is_cut_and_says_so(session, root):
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("uri, says", [
-    ("memory://note/Later/not%20indexed.md", "no indexed note"),
+    ("memory://note/Later/never%20written.md", "no indexed note"),
     ("memory://note/../outside.md", "inside the memory root"),
     ("memory://note/%2E%2E/outside.md", "inside the memory root"),
     ("memory://note/.git/config.md", "hidden"),

@@ -256,6 +256,21 @@ async def test_a_bad_call_is_a_tool_error_and_the_next_call_succeeds(
 
 
 @pytest.mark.anyio
+async def test_a_scope_no_note_has_is_a_warning_with_the_closest_names(served):
+    typo = (await served.call("memory_search", query="webhook retries",
+                              repository="payment-api")).structured_content
+    assert any(w.startswith("scope matches no note: no note has repository 'payment-api' "
+                            "(closest: payments-api)") for w in typo["warnings"]), typo
+    ticket = (await served.call("memory_search", query="duplicate charges",
+                                ticket="PAY-143")).structured_content
+    assert any("ticket 'PAY-143'" in w and "closest: PAY-142" in w
+               for w in ticket["warnings"]), ticket
+    known = (await served.call("memory_search", query="duplicate charges",
+                               ticket="PAY-142")).structured_content
+    assert known["items"] and not any("scope matches no note" in w for w in known["warnings"])
+
+
+@pytest.mark.anyio
 async def test_search_sees_a_generation_published_meanwhile_by_another_process(served, root):
     before = (await served.call("memory_search", query="timeout")).structured_content
     note = root / "Repos/payments-api/Notes/Gateway Timeouts.md"
@@ -314,3 +329,35 @@ async def test_stdout_carries_nothing_but_json_rpc(root, tmp_path):
     assert by_id[3]["result"]["structuredContent"]["items"]
     assert by_id[4]["result"]["isError"] is True
     assert "result" in by_id[5]
+
+
+@pytest.mark.anyio
+async def test_a_root_never_indexed_says_not_indexed_over_mcp(tmp_path):
+    """More notes than a search indexes by itself, and no watcher: nothing builds the index
+    before the first read asks, so each read up to then must say that there is none."""
+    root = tmp_path / "memory"
+    root.mkdir()
+    write_root(root)
+    for i in range(101):
+        (root / "Bulk").mkdir(exist_ok=True)
+        (root / "Bulk" / f"b{i:03}.md").write_text(f"# Bulk {i}\n\nBulk note {i}.\n")
+    params = StdioServerParameters(command=sys.executable, env={**os.environ, **OFFLINE},
+                                   args=["-m", "memory", "serve", "--no-watch", "--root", str(root)])
+    with (tmp_path / "serve.stderr").open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                with anyio.fail_after(120):
+                    await session.initialize()
+                    health = (await session.call_tool("memory_health", {})).structured_content
+                    got = (await session.call_tool(
+                        "memory_get", {"identity": "Decisions/Logging.md"})).structured_content
+                    search = (await session.call_tool(
+                        "memory_search", {"query": "JSON lines stdout"})).structured_content
+    assert any(p.startswith("not indexed: ") and "memory_refresh" in p
+               for p in health["index"]["problems"]), health
+    assert got["lines"] and any("not indexed" in w for w in got["warnings"]), got
+    if search["freshness"] == "not-indexed":
+        assert any("not indexed" in w for w in search["warnings"]), search
+        assert "never mentions" not in (search["no_answer_reason"] or "")
+    else:  # the background has built it meanwhile: then the answer is true
+        assert search["items"][0]["path"] == "Decisions/Logging.md", search

@@ -364,7 +364,7 @@ async def test_a_deleted_state_folder_is_noticed_and_rebuilt_in_the_background(t
         assert (await served.search("blue green canary"))["items"]
         shutil.rmtree(root / ".ai-memory")
         packet = await served.search("blue green canary")
-        assert packet["freshness"] == "stale", packet
+        assert packet["freshness"] == "not-indexed", packet
         assert any(w.startswith("index being built:") for w in packet["warnings"]), packet
         found = await served.wait_for("bulkword149", "Bulk/bulk-149.md", 300)
         assert found["freshness"] in ("current", "refreshed-before-search")

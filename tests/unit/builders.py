@@ -11,6 +11,7 @@ from memory.adapters.inmemory import (DeterministicEmbedder, FixedClock, InMemor
                                       InMemoryVectorIndex)
 from memory.application.indexer import Indexer
 from memory.application.retrieval import RetrievalEngine, SearchConfig
+from memory.application.scope_names import CatalogueScopeNames
 from memory.application.service import MemoryService
 from memory.domain.chunking import chunk_lines
 from memory.domain.health import WriteAccess
@@ -63,7 +64,9 @@ class World:
         self.lock = InMemoryLock()
         self.engine = RetrievalEngine(self.chunks, self.chunks, self.vectors, self.embedder,
                                       self.graph, config, default_repository=default_repository,
-                                      today=lambda: self.clock.now_iso()[:10])
+                                      today=lambda: self.clock.now_iso()[:10],
+                                      scope_names=CatalogueScopeNames(catalogue=self.chunks,
+                                                                      index=self.generations))
         self.indexer = Indexer(self.source, self.generations, self.embedder, self.cache,
                                self.lock, self.clock, self.history, self.graph)
         self.service = MemoryService(

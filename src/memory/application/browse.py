@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 
 from attrs import evolve, frozen
 
@@ -49,16 +50,20 @@ class NoteBrowser:
     """Reads over the current index generation; a note not indexed is not offered."""
 
     def __init__(self, *, catalogue: NoteCatalogue, source: NoteSource, index: IndexGenerations,
-                 max_chars: int = MAX_TEXT_CHARS):
+                 max_chars: int = MAX_TEXT_CHARS,
+                 before_read: Callable[[], object] | None = None):
         self._catalogue = catalogue
         self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._index = index
         self._max_chars = max_chars
+        # The catch-up step searches run first: a note saved a moment ago is offered too.
+        self._before_read = before_read or (lambda: None)
 
     def page(self, cursor: str | None = None, size: int = PAGE_SIZE) -> NotePage:
         """One page of notes after the cursor; a cursor stays valid across generations."""
         size = bounded_int(size, "size", 1, MAX_PAGE_SIZE)
         after = _after(cursor)
+        self._before_read()
         self._index.current()  # switch to the newest published generation first
         notes = sorted((n for n in self._catalogue.notes() if after is None or n.path > after),
                        key=lambda n: n.path)
@@ -87,8 +92,9 @@ class NoteBrowser:
         return self._text(note)
 
     def _require_index(self) -> None:
+        self._before_read()
         if self._index.current() is None:
-            raise Unavailable("no index yet: run `ai-memory refresh`")
+            raise Unavailable("not indexed: no index yet: run `ai-memory refresh` to build it")
 
     def _text(self, note: Note) -> NoteText:
         doc = self._texts.load(note.path, note)

@@ -5,6 +5,7 @@ looks at an in-memory set of pending paths. Without one, a search re-scans the r
 most once a second. Either way, small edits the index lacks are indexed before the search
 when that fits a small time budget; big notes, a missing index and the graph after notes
 came or went are left to a background thread; the packet's `freshness` says what happened.
+A one-shot command (`background` off) leaves that to `refresh`, and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from attrs import frozen
 from memory.application.background import BackgroundRefresher
 from memory.application.catch_up import CatchUp, CatchUpRunner, log_catch_up
 from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge,
-                                        no_index_yet)
+                                        no_index_yet, not_indexed)
 from memory.application.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
@@ -42,6 +43,7 @@ class FreshnessConfig:
     background_pause_s: float = 1.0  # between its tries, the watcher lets searches in
     big_note_bytes: int = 256 * 1024  # notes this big are indexed after the small ones
     graph_debounce_s: float = 10.0  # the graph follows moved notes after this much quiet
+    background: bool = True  # False in a one-shot command: no thread to die with the process
 
 
 class FreshnessPolicy:
@@ -109,21 +111,23 @@ class FreshnessPolicy:
         """(freshness, warnings) for the packet, after indexing pending edits if they fit."""
         now = self._clock.monotonic()
         before = self._index.current()
-        if before is None:
-            early = self._without_index(now)
-        else:
-            early = self._reused_verdict(now)
+        early = self._without_index(now) if before is None else self._reused_verdict(now)
         if early is not None:
             return early
         budget = self.config.search_budget_s
         deadline = self._runner.join_deadline(now + budget, budget)
         result = self._catch_up(deadline, self.config.max_search_files)
-        if result.held:
+        if result.held and self.config.background:
             self._worker.request_index()
         after = self._index.current()
-        verdict = judge(result, changed_generation=_id(after) != _id(before),
-                        watching=self.watching,
-                        progress=self._board.read() if self._board is not None else None)
+        if after is None:  # not built inside the search: the model loading, a lock held
+            log_catch_up(result)
+            verdict = self._not_indexed(result.changed or len(self._source.scan().files))
+        else:
+            verdict = judge(result, changed_generation=_id(after) != _id(before),
+                            watching=self.watching,
+                            progress=self._board.read() if self._board is not None else None,
+                            background=self.config.background)
         with self._state:
             self._verdict = verdict
         return verdict
@@ -146,7 +150,7 @@ class FreshnessPolicy:
 
     def _without_index(self, now: float) -> Verdict | None:
         """No index at all (never built, or its folder deleted): say so, and build it; None
-        when the root is small enough to build it inside this search."""
+        when the root is small enough for a server to build it inside this search."""
         progress = self._board.read() if self._board is not None else None
         if progress is not None:
             return building(progress)
@@ -156,8 +160,15 @@ class FreshnessPolicy:
         notes = counted[1]
         if notes == 0:
             return (CURRENT, ())
-        if notes <= self.config.max_search_files:
+        if notes <= self.config.max_search_files and self.config.background:
             return None
+        return self._not_indexed(notes)
+
+    def _not_indexed(self, notes: int) -> Verdict:
+        """The background builds the missing index; a one-shot command leaves it to refresh
+        (a first build shows its progress there)."""
+        if not self.config.background:
+            return not_indexed(notes)
         self._worker.request_index()
         return no_index_yet(notes)
 
@@ -229,7 +240,7 @@ class FreshnessPolicy:
             with self._state:
                 self._pending = {p: s for p, s in self._pending.items()
                                  if s > sequence or p in result.held}
-        if result.moved_notes:
+        if result.moved_notes and self.config.background:
             self._worker.request_graph()
         return result
 

@@ -93,8 +93,8 @@ class HealthCheck:
         if building is not None:
             problems.append(f"no index generation yet: {building.describe()}")
         elif current is None:
-            problems.append(f"no index generation: "
-                            f"{SHARED_INDEX if self._shared else 'run memory_refresh'}")
+            problems.append("not indexed: no index generation: " + (
+                SHARED_INDEX if self._shared else "run memory_refresh to build it"))
         if self._shared:
             return IndexHealth(generation=current, problems=tuple(problems),
                                files_changed_since=None, refreshed_by=SHARED_INDEX)

@@ -198,7 +198,8 @@ class Indexer:
         claims = IdClaims(stage, self._source, self._vectors, self.policy.embed_call, warnings,
                           run.cancel)
         embedded, reused = self._add_all(claims, edits.docs, scan.files, plan.semantic, run)
-        validation = validate_index(stage, stage.manifest(), plan, self._embedder, list(
+        manifest = stage.manifest()
+        validation = validate_index(stage, manifest, plan, self._embedder, list(
             claims.staged.values()), current, self.policy.max_index_shrink)
         if not validation.ok:
             stage.discard()
@@ -209,11 +210,10 @@ class Indexer:
         run.cancel.raise_if_cancelled()
         info = stage.publish(plan.model_id, self._embedder.dimension if plan.semantic else None,
                              validation.as_dict(), self._source.chunking)
-        return StageReport(stage="index", outcome="published", generation=info.id,
-                           previous=previous, validation=validation, reason=plan.describe(),
-                           added=edits.new, changed=edits.changed, removed=len(edits.removed),
-                           embedded=embedded, reused_vectors=reused,
-                           seconds=self._clock.monotonic() - started)
+        return StageReport.index_published(current, manifest, generation=info.id, previous=previous,
+                                           validation=validation, reason=plan.describe(),
+                                           embedded=embedded, reused_vectors=reused,
+                                           seconds=self._clock.monotonic() - started)
 
     def _add_all(self, claims: IdClaims, docs: Sequence[NoteDocument],
                  files: Mapping[str, SourceFile], semantic: bool,

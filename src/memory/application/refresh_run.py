@@ -53,16 +53,13 @@ class NoteEdits:
     """What the scan found against the plan's previous manifest, once the notes were read."""
 
     docs: tuple[NoteDocument, ...]  # to (re)add: new, changed, or only their stat moved
-    new: int
-    changed: int
     removed: tuple[str, ...]
 
     @classmethod
     def of(cls, docs: Sequence[NoteDocument], unreadable: Sequence[str], removed: Sequence[str],
            previous: Mapping[str, ManifestEntry]) -> NoteEdits:
-        old = [d for d in docs if d.note.path in previous]
-        edited = [d for d in old if previous[d.note.path].content_hash != d.note.content_hash]
-        return cls(docs=tuple(docs), new=len(docs) - len(old), changed=len(edited),
+        """What to stage (the report counts what the published manifest changed)."""
+        return cls(docs=tuple(docs),
                    removed=(*removed, *(p for p in unreadable if p in previous)))
 
     @property

@@ -63,6 +63,17 @@ def bounded_int(value: object, field: str, low: int, high: int) -> int:
     return value
 
 
+def line_range(start_line: object, end_line: object, total: int, path: str) -> tuple[int, int]:
+    """The lines a read of a `total`-line note asks for (default: all of them)."""
+    first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
+    last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
+    if first > max(total, 1):
+        raise InvalidRequest(f"start_line {first} is past the end of {path} ({total} lines)")
+    if end_line is not None and last < first:
+        raise InvalidRequest("end_line must not be before start_line")
+    return first, last
+
+
 def optional_key(value: object, field: str) -> str | None:
     text = clean_text(value, field, 200, required=False)
     return text or None

@@ -20,7 +20,7 @@ from memory.domain.citing import redacted
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
 from memory.domain.query_gate import PASS
-from memory.domain.scope import ResolvedScope, ScopeFilter, resolve_scope
+from memory.domain.scope import ResolvedScope, ScopeFilter, ScopeNames, resolve_scope
 from memory.ports.embedder import Embedder
 from memory.ports.graph_provider import GraphProvider
 from memory.ports.lexical_index import LexicalIndex
@@ -56,11 +56,14 @@ class RetrievalEngine:
                  config: SearchConfig | None = None,
                  default_repository: Callable[[], tuple[str, str] | None] | None = None,
                  today: Callable[[], str] | None = None, *,
-                 gatherer: StoreGatherer | None = None):
+                 gatherer: StoreGatherer | None = None,
+                 scope_names: Callable[[], ScopeNames | None] | None = None):
         self._ports = (lexical, catalogue, vectors, embedder, graph)
         self._config = config or SearchConfig()
         self._default_repository = default_repository or (lambda: None)
         self._today = today or (lambda: "")
+        # The names notes give scopes: a scope no note has (a typo) is said so, not silent.
+        self._scope_names = scope_names or (lambda: None)
         self._gather = gatherer or StoreGatherer(lexical, catalogue, vectors, embedder, graph)
         self._has_graph = graph is not None
 
@@ -71,7 +74,8 @@ class RetrievalEngine:
     def with_config(self, config: SearchConfig | None = None, **changes: Any) -> RetrievalEngine:
         """The same stores searched under another configuration (benchmarks, ablations)."""
         return RetrievalEngine(*self._ports, evolve(config or self._config, **changes),
-                               self._default_repository, self._today, gatherer=self._gather)
+                               self._default_repository, self._today, gatherer=self._gather,
+                               scope_names=self._scope_names)
 
     def search(self, request: SearchRequest, generation: Generation,
                warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
@@ -106,8 +110,9 @@ class RetrievalEngine:
             ranked = cfg.hop.lift(ranked, parents, query, gathered.lists.position())
         unknown = self._gather.still_unknown(unknown_names(ranked, features), query)
         why = gate.no_answer_reason or cfg.no_answer.decide(ranked, query, unknown)
-        warnings = (*gathered.warnings, *gate.warnings, *((LOW_CONFIDENCE,) if why and ranked
-                                                          and gate.no_answer_reason is None else ()))
+        warnings = (*self._unmatched(query.scope.filter), *gathered.warnings, *gate.warnings,
+                    *((LOW_CONFIDENCE,) if why and ranked and gate.no_answer_reason is None
+                      else ()))
         if cfg.outcome is not None:
             ranked = cfg.outcome.lift(ranked, self._gather.chunks(cfg.outcome.leading(ranked)))
         if gate.leads:
@@ -120,6 +125,13 @@ class RetrievalEngine:
             chosen = cfg.order.order(chosen, ranked, query)
         return SearchTrace(gathered=gathered, ranked=tuple(ranked), chosen=chosen,
                            no_answer_reason=why, warnings=warnings)
+
+    def _unmatched(self, scope: ScopeFilter) -> tuple[str, ...]:
+        """Warnings for a repository, project or ticket of the scope that no note names."""
+        if not (scope.repository or scope.project or scope.ticket):
+            return ()  # the names are only read (once per generation) when a scope names one
+        names = self._scope_names()
+        return names.unmatched(scope) if names is not None else ()
 
     def evidence(self, trace: SearchTrace) -> tuple[EvidenceItem, ...]:
         """Read the chosen notes' lines, then focus, expand, redact and bound each item."""

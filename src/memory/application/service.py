@@ -14,10 +14,11 @@ from memory.application.indexer import Indexer, Progress
 from memory.application.graph_scope import ScopeFence, graph_id, outside_scope
 from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
-                                         scope_filter)
+                                         line_range, scope_filter)
 from memory.application.note_texts import NoteTexts
 from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
+from memory.application.verdict import CURRENT, Verdict, read_verdict
 from memory.domain.budget import shown_name
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
@@ -42,7 +43,7 @@ from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
-NO_INDEX = "no index yet: run memory_refresh (nothing can be found)"
+NO_INDEX = "not indexed: no index yet; run memory_refresh to build it (nothing can be found)"
 T = TypeVar("T")
 
 
@@ -54,14 +55,16 @@ class MemoryService:
                  index: IndexGenerations, graph: GraphProvider | None,
                  graphs: GraphGenerations | None, embedder: Embedder, feedback: FeedbackLog,
                  history: RefreshHistory, clock: Clock,
-                 before_search: Callable[[], tuple[str, tuple[str, ...]]] | None = None,
+                 before_search: Callable[[], Verdict] | None = None,
                  board: RefreshProgressBoard | None = None,
                  writes: WriteAccess = WriteAccess(enabled=False), shared_index: bool = False):
         self.engine = engine
         self._indexer = indexer
         self._catalogue, self._index = catalogue, index
         self._graph, self._embedder, self._feedback = graph, embedder, feedback
-        self._clock, self._before_search, self._board = clock, before_search, board
+        # The catch-up-or-report step every read runs first (none: the index as it is).
+        self._before_search = before_search or (lambda: (CURRENT, ()))
+        self._clock, self._board = clock, board
         self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
                                    index=index, graph=graph, graphs=graphs, embedder=embedder,
@@ -80,29 +83,24 @@ class MemoryService:
 
     def search(self, query: object, **filters: Any) -> EvidencePacket:
         request = SearchRequest.parse(query, **filters)
-        freshness, extra = self._before_search() if self._before_search else ("current", ())
+        verdict = self._before_search()
 
         def read(generation: Generation, warnings: list[str]) -> EvidencePacket:
-            # Without an index, what freshness says (it is being built) replaces our advice.
-            ours = () if extra and generation.index is None else warnings
-            return self.engine.search(request, generation, warnings=(*ours, *extra),
-                                      freshness=freshness)
+            freshness, said = read_verdict(verdict, generation, warnings)
+            packet = self.engine.search(request, generation, warnings=said, freshness=freshness)
+            # No index: nothing was searched, and the missing index is the reason.
+            missing = generation.index is None and packet.no_answer and said
+            return evolve(packet, no_answer_reason=said[0]) if missing else packet
         return self._from_one_generation(read)
 
     def get(self, identity: object, start_line: object = None,
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        self._generation()
+        said = read_verdict(self._before_search(), *self._generation())[1]
         doc = self._texts.load(*self._resolve_path(name))
-        total = len(doc.lines)
-        first = 1 if start_line is None else bounded_int(start_line, "start_line", 1, 10**9)
-        last = total if end_line is None else bounded_int(end_line, "end_line", 1, 10**9)
-        if first > max(total, 1):
-            raise InvalidRequest(f"start_line {first} is past the end of {doc.note.path} "
-                                 f"({total} lines)")
-        if end_line is not None and last < first:
-            raise InvalidRequest("end_line must not be before start_line")
-        return NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
+        first, last = line_range(start_line, end_line, len(doc.lines), doc.note.path)
+        read = NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
+        return evolve(read, warnings=(*said, *read.warnings)) if said else read
 
     def neighbors(self, identity: object, depth: object = 1, **filters: Any) -> Neighbourhood:
         """Within the same scope a search would run under (status: any by default)."""
@@ -133,8 +131,9 @@ class MemoryService:
     def explain(self, query: object, identity: object = None, **filters: Any) -> Explanation:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
-        generation, warnings, trace = self._from_one_generation(
-            lambda generation, warnings: (generation, warnings, self.engine.trace(request)))
+        verdict = self._before_search()
+        generation, warnings, trace = self._from_one_generation(lambda g, w: (
+            g, read_verdict(verdict, g, w)[1], self.engine.trace(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)

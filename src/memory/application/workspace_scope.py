@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from memory.domain.scope import ScopeFilter, StatusFilter
+from memory.application.scope_names import CatalogueScopeNames
 from memory.domain.workspace import remote_repository_key, repository_key
 from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.index_generations import IndexGenerations
@@ -26,8 +26,6 @@ class WorkspaceScope:
                  index: IndexGenerations, cwd: str | None = None, explicit: str | None = None,
                  explicit_source: str = "configured default", enabled: bool = True):
         self._source_control = source_control
-        self._catalogue = catalogue
-        self._index = index
         self._cwd = cwd
         self._explicit = repository_key(explicit) if explicit else None
         self._explicit_source = explicit_source
@@ -35,7 +33,7 @@ class WorkspaceScope:
         self._lock = threading.Lock()
         self._roots: tuple[str, ...] = ()
         self._candidates: dict[tuple[str, bool], tuple[Default, ...]] = {}
-        self._known: tuple[str | None, frozenset[str]] = ("", frozenset())
+        self._names = CatalogueScopeNames(catalogue=catalogue, index=index)
 
     def set_roots(self, folders: Sequence[str]) -> None:
         """The client's workspace folders (its MCP roots), in the client's order."""
@@ -90,13 +88,4 @@ class WorkspaceScope:
 
     def _repositories(self) -> frozenset[str]:
         """Repository keys some note of the current generation names (cached per generation)."""
-        current = self._index.current()
-        generation = current.id if current else None
-        with self._lock:
-            if self._known[0] == generation:
-                return self._known[1]
-        notes = self._catalogue.notes(ScopeFilter(status=StatusFilter.ANY)) if current else []
-        keys = frozenset(k for note in notes for k in note.repositories)
-        with self._lock:
-            self._known = (generation, keys)
-        return keys
+        return self._names().repositories

@@ -100,7 +100,7 @@ class EvidencePacket:
     no_answer: bool
     items: tuple[EvidenceItem, ...]
     warnings: tuple[str, ...] = ()
-    freshness: str = "current"  # current | refreshed-before-search | stale
+    freshness: str = "current"  # current | refreshed-before-search | stale | not-indexed
     no_answer_reason: str | None = None  # why, when no_answer
     # Notes near a question memory cannot answer (a secret's value): where it is kept, how
     # it rotates. Never answers: `items` stays empty.

@@ -13,7 +13,7 @@ from memory.domain.refresh import GenerationInfo
 SHARED_INDEX = ("this server reads a shared index (serve --read-only --store) that another "
                 "process publishes: `ai-memory refresh --root NOTES --store URL`, run where "
                 "the notes are, keeps it current")
-NO_SHARED_INDEX = f"no index yet (nothing can be found): {SHARED_INDEX}"
+NO_SHARED_INDEX = f"not indexed: no index yet (nothing can be found): {SHARED_INDEX}"
 # What a reader's messages tell it to do where a server of its own root says "run
 # memory_refresh": only the indexer's refresh, where the notes are, changes a shared index.
 SHARED_REFRESH = ("ask for `ai-memory refresh --root NOTES --store URL` where the notes are "

@@ -47,6 +47,17 @@ def diff_scan(previous: Mapping[str, ManifestEntry], scan: Mapping[str, SourceFi
     return ManifestDiff(added=added, removed=removed, suspect=suspect)
 
 
+def manifest_changes(before: Mapping[str, ManifestEntry],
+                     after: Mapping[str, ManifestEntry]) -> ManifestDiff:
+    """What a new generation changed in the notes against the one it replaces: a rebuild
+    that re-read every note changed none of them unless their text or paths moved."""
+    return ManifestDiff(
+        added=tuple(sorted(p for p in after if p not in before)),
+        changed=tuple(sorted(p for p in after if p in before
+                             and before[p].content_hash != after[p].content_hash)),
+        removed=tuple(sorted(p for p in before if p not in after)))
+
+
 @frozen(kw_only=True)
 class Check:
     name: str
@@ -101,12 +112,22 @@ class StageReport:
     previous: str | None = None
     reason: str = ""
     validation: ValidationReport | None = None
+    # Notes added, changed (text) and removed against the generation replaced: what changed,
+    # not what was re-read (a rebuild re-reads every note; `embedded` counts that work).
     added: int = 0
     changed: int = 0
     removed: int = 0
     embedded: int = 0
     reused_vectors: int = 0
     seconds: float = 0.0
+
+    @classmethod
+    def index_published(cls, replaced: GenerationInfo | None,
+                        manifest: Mapping[str, ManifestEntry], **fields: Any) -> StageReport:
+        """A published index stage, its counts what it changed in the notes it replaced."""
+        moved = manifest_changes(replaced.manifest if replaced else {}, manifest)
+        return cls(stage="index", outcome="published", added=len(moved.added),
+                   changed=len(moved.changed), removed=len(moved.removed), **fields)
 
     @property
     def ok(self) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from difflib import get_close_matches
 from enum import Enum
 from functools import cached_property
 
@@ -159,3 +161,51 @@ def resolve_scope(query: str, explicit: ScopeFilter,
         flt = evolve(flt, repository=key)
         inferred.append(("repository", source))
     return ResolvedScope(filter=flt, query_tickets=ticket_ids_in(query), inferred=tuple(inferred))
+
+
+# The scope fields a note belongs to by name: (filter field, what a note is said to have).
+NAMED_FIELDS = ("repository", "project", "ticket")
+
+
+@frozen(kw_only=True)
+class ScopeNames:
+    """The repositories, projects and tickets some note of a generation names."""
+
+    repositories: frozenset[str] = frozenset()
+    projects: frozenset[str] = frozenset()
+    tickets: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, notes: Iterable[Note]) -> ScopeNames:
+        repositories: set[str] = set()
+        projects: set[str] = set()
+        tickets: set[str] = set()
+        for note in notes:
+            repositories |= note.repositories
+            projects |= note.projects
+            tickets |= {note.ticket.upper()} if note.ticket else set()
+        return cls(repositories=frozenset(repositories), projects=frozenset(projects),
+                   tickets=frozenset(tickets))
+
+    def unmatched(self, flt: ScopeFilter) -> tuple[str, ...]:
+        """A warning for each repository, project or ticket of `flt` that no note names,
+        with the closest names memory knows (a typo, another spelling)."""
+        return tuple(self._warning(name, value) for name in NAMED_FIELDS
+                     if (value := getattr(flt, name)) and value not in self._known(name))
+
+    def _known(self, name: str) -> frozenset[str]:
+        return {"repository": self.repositories, "project": self.projects,
+                "ticket": self.tickets}[name]
+
+    def _warning(self, name: str, value: str) -> str:
+        known = sorted(self._known(name))
+        close = get_close_matches(value, known, n=3, cutoff=0.5)
+        if close:
+            hint = f"closest: {', '.join(close)}"
+        elif known:
+            hint = f"memory knows {len(known)}, e.g. {', '.join(known[:5])}"
+        else:
+            hint = f"no note names any {name}"
+        everywhere = "" if name == "ticket" else \
+            "; only notes that apply everywhere were searched"
+        return f"scope matches no note: no note has {name} {value!r} ({hint}){everywhere}"

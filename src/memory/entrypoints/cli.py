@@ -285,7 +285,7 @@ def _connect_settings(args) -> Settings | None:
 def _service(args):
     from memory.application.search_config import GatherConfig, SearchConfig
     from memory.entrypoints.container import build
-    app = build(_settings(args))
+    app = build(_settings(args), one_shot=True)
     # A one-shot command has nothing better to do than wait for the model to load.
     app.use_cases.search_config.override(SearchConfig(gather=GatherConfig(semantic_wait_s=120.0)))
     return app.use_cases.service()

@@ -26,6 +26,7 @@ from memory.application.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.indexer import Indexer, RefreshPolicy
 from memory.application.picture import MemoryPicture
 from memory.application.retrieval import RetrievalEngine
+from memory.application.scope_names import CatalogueScopeNames
 from memory.application.search_config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
 from memory.application.workspace_scope import WorkspaceScope
@@ -118,10 +119,11 @@ class UseCases(containers.DeclarativeContainer):
     freshness_config = providers.Object(FreshnessConfig())
     written = providers.Object(None)  # hears of each write's refresh (serving: the graph)
 
+    scope_names = providers.Singleton(CatalogueScopeNames, catalogue=catalogue, index=index)
     engine = providers.Singleton(
         RetrievalEngine, lexical=lexical, catalogue=catalogue, vectors=vectors,
         embedder=embedder, graph=graph, config=search_config,
-        default_repository=default_repository,
+        default_repository=default_repository, scope_names=scope_names,
         today=providers.Callable(lambda clock: (lambda: clock.now_iso()[:10]), clock))
     indexer = providers.Singleton(
         Indexer, source=source, index=index, embedder=embedder, cache=cache, lock=lock,
@@ -144,7 +146,8 @@ class UseCases(containers.DeclarativeContainer):
         WorkspaceScope, source_control=source_control, catalogue=catalogue, index=index,
         cwd=config.cwd, explicit=config.repository, explicit_source=f"env:{REPOSITORY_ENV}",
         enabled=config.auto_scope)
-    browser = providers.Singleton(NoteBrowser, catalogue=catalogue, source=source, index=index)
+    browser = providers.Singleton(NoteBrowser, catalogue=catalogue, source=source, index=index,
+                                  before_read=before_search)
     picture = providers.Singleton(MemoryPicture, graph=graph_picture, catalogue=catalogue)
     capture = providers.Singleton(
         CaptureService, writer=writer, catalogue=providers.Singleton(IndexCatalogue, catalogue),
@@ -179,11 +182,17 @@ class Application(containers.DeclarativeContainer):
         note_history=gateways.note_history)
 
 
-def build(settings, *, serving: bool = False) -> Application:
+# A command line read: the same catch-up step as a server's, waiting as long as it waits for
+# the model (it has nothing better to do), and leaving no thread behind.
+ONE_SHOT_FRESHNESS = FreshnessConfig(search_budget_s=120.0, background=False)
+
+
+def build(settings, *, serving: bool = False, one_shot: bool = False) -> Application:
     """An application container for one memory root.
 
-    `serving` (the MCP server) adds the freshness policy before each search (watching the
-    root unless settings.watch is off) and the workspace's repository as default scope.
+    `serving` (the MCP server) adds the freshness policy before each read (watching the
+    root unless settings.watch is off) and the workspace's repository as default scope;
+    `one_shot` (a CLI read) the same policy without a watcher or a background thread.
     """
     app = Application()
     cwd = getattr(settings, "cwd", None)
@@ -211,6 +220,10 @@ def build(settings, *, serving: bool = False) -> Application:
             app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
         app.use_cases.written.override(app.use_cases.freshness.provided.published)
+    elif one_shot and not getattr(settings, "reads_shared_index", False):
+        app.gateways.change_feed.override(providers.Object(None))
+        app.use_cases.freshness_config.override(providers.Object(ONE_SHOT_FRESHNESS))
+        app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
     return app
 
 

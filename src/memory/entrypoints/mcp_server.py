@@ -55,7 +55,7 @@ projects, decisions, tools and workflows, written by people and by agents like y
   memory holds nothing on it; do not invent.
 - Notes you write or edit in the memory root are indexed by themselves before your next
   search (its `freshness` says so); memory_refresh is for a full rebuild, or when a search
-  warns that the index is stale.
+  warns that the index is stale or says `not-indexed`.
 - Without repository / project / ticket filters, memory_search defaults to the repository
   of your workspace when memory knows it (`scope.inferred` says so); pass a repository,
   project or ticket to search elsewhere.

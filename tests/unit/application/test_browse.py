@@ -119,5 +119,16 @@ def test_without_an_index_listing_is_empty_and_reading_says_what_to_run():
     world = World([note("a.md")])
     b = browser(world)
     assert b.page().notes == () and b.page().next_cursor is None
-    with pytest.raises(Unavailable, match="ai-memory refresh"):
+    with pytest.raises(Unavailable, match="not indexed: .*ai-memory refresh"):
         b.read_path("a.md")
+
+
+def test_a_note_saved_a_moment_ago_is_offered_after_the_same_catch_up_searches_run():
+    from memory.application.freshness import FreshnessPolicy
+    world = indexed(note("a.md"))
+    world.source.put(note("later.md"))
+    policy = FreshnessPolicy(source=world.source, index=world.generations,
+                             indexer=world.indexer, embedder=world.embedder, clock=world.clock)
+    b = browser(world, before_read=policy.before_search)
+    assert "later.md" in [n.path for n in b.page().notes]
+    assert b.read_path("later.md").note.path == "later.md"

@@ -372,8 +372,11 @@ def test_a_big_root_without_an_index_says_it_is_being_built_and_the_background_b
     f.policy.start()
     f.forget_index()
     packet = f.service.search("topic2")
-    assert packet.freshness == "stale"  # (the background may have finished since)
-    assert any(w.startswith("index being built:") and "4 notes" in w for w in packet.warnings)
+    assert packet.freshness in ("not-indexed", "refreshed-before-search")  # (the background
+    if packet.freshness == "not-indexed":                                  # may be done)
+        assert any(w.startswith("index being built:") and "4 notes" in w
+                   for w in packet.warnings)
+        assert packet.no_answer_reason.startswith("index being built:")
     assert wait_until(lambda: f.world.generations.current() is not None)
     assert top_path(f.service.search("topic2")) == "Decisions/D2.md"
     f.policy.stop()
@@ -386,7 +389,7 @@ def test_a_build_in_another_process_is_reported_with_its_progress():
     f.forget_index()
     board.post(BuildProgress(stage="index", done=256, total=600, pid=4242))
     packet = f.service.search("topic2")
-    assert packet.freshness == "stale"
+    assert packet.freshness == "not-indexed"
     assert "index being built: 256 of 600 notes, by process 4242; results are incomplete " \
            "until it is done" in packet.warnings
     board.clear()
@@ -463,4 +466,74 @@ def test_the_graph_follows_notes_moved_under_the_watcher():
     f.feed.emit(["Decisions/D1.md", "Archive/D1.md"])
     assert wait_until(lambda: f.indexer.graph_lag().behind == 0)
     assert f.service.neighbors("archive/d1").graph_generation == f.world.graph.current().id
+    f.policy.stop()
+
+
+# -- a one-shot command (the CLI): the same step, nothing left running ----------------------
+
+ONE_SHOT = FreshnessConfig(background=False)
+
+
+def started_a_thread(f: Fresh) -> bool:
+    return f.policy._worker._thread is not None
+
+
+def test_a_one_shot_read_indexes_a_small_edit_before_answering():
+    f = Fresh(watch=False, config=ONE_SHOT)
+    f.write("Decisions/D1.md", "# D1\n\nDecision one now says quokka.\n")
+    packet = f.service.search("quokka")
+    assert packet.freshness == "refreshed-before-search"
+    assert top_path(packet) == "Decisions/D1.md"
+    assert "quokka" in packet.items[0].text
+
+
+def test_a_one_shot_read_of_a_root_never_indexed_says_not_indexed_and_builds_nothing():
+    f = Fresh(watch=False, config=ONE_SHOT)
+    f.forget_index()
+    packet = f.service.search("topic2")
+    assert packet.freshness == "not-indexed" and packet.no_answer
+    assert packet.no_answer_reason.startswith("not indexed:")
+    assert "memory_refresh" in packet.no_answer_reason
+    assert "never mentions" not in packet.no_answer_reason
+    assert f.world.generations.current() is None and not started_a_thread(f)
+    read = f.service.get("Decisions/D2.md")
+    assert read.lines and any(w.startswith("not indexed:") for w in read.warnings)
+    assert any(w.startswith("not indexed:") for w in f.service.explain("topic2").warnings)
+    assert any(p.startswith("not indexed:") for p in f.service.health().index.problems)
+
+
+def test_a_one_shot_read_leaves_a_big_note_to_refresh_and_says_so():
+    f = Fresh(watch=False, config=FreshnessConfig(background=False, big_note_bytes=500))
+    f.write("Notes/Giant.md", "# Giant\n\n" + "".join(f"giant line {i}\n" for i in range(200)))
+    packet = f.service.search("giant line")
+    assert packet.freshness == "stale"
+    assert any("Notes/Giant.md" in w and "memory_refresh" in w for w in packet.warnings)
+    assert not started_a_thread(f)
+
+
+def test_a_read_without_any_policy_never_calls_a_missing_index_current():
+    w = World(docs())  # never refreshed, no freshness policy: a bare service
+    packet = w.service.search("topic2 quagga")
+    assert packet.freshness == "not-indexed" and packet.no_answer
+    assert packet.no_answer_reason.startswith("not indexed:")
+    assert any(x.startswith("not indexed:") for x in w.service.get("Decisions/D1.md").warnings)
+
+
+def test_a_search_on_an_indexed_root_says_nothing_of_the_index_when_nothing_changed():
+    f = Fresh(watch=False, config=ONE_SHOT)
+    packet = f.service.search("topic2")
+    assert packet.freshness == "current" and top_path(packet) == "Decisions/D2.md"
+    assert not f.service.get("Decisions/D2.md").warnings
+
+
+def test_a_missing_index_the_search_cannot_build_is_not_indexed_and_built_in_the_background():
+    f = Fresh(watch=False, clock=RealTime(), config=FreshnessConfig(search_budget_s=0.2))
+    f.forget_index()
+    f.world.embedder._state = EmbedderState.LOADING  # the model loads longer than the budget
+    packet = f.service.search("topic2")
+    assert packet.freshness == "not-indexed"
+    assert any("not indexed yet" in w and "background" in w for w in packet.warnings)
+    f.world.embedder._state = EmbedderState.READY
+    assert wait_until(lambda: f.world.generations.current() is not None)
+    assert top_path(f.service.search("topic2")) == "Decisions/D2.md"
     f.policy.stop()

@@ -48,7 +48,9 @@ def test_a_change_of_chunking_rebuilds_the_index_from_the_notes():
     w.source.chunking = "in-memory-v2"
     report = w.refresh("index")
     stage = report.stage("index")
-    assert stage.outcome == "published" and stage.added == 5, stage
+    # Every note was re-read and re-chunked, none changed: the counts say what changed.
+    assert stage.outcome == "published" and (stage.added, stage.changed, stage.removed) == \
+        (0, 0, 0), stage
     assert any("chunking changed (in-memory-v1 -> in-memory-v2)" in x for x in report.warnings)
     assert w.generations.current().chunking == "in-memory-v2"
     assert w.refresh("index").stage("index").outcome == "unchanged"
@@ -78,7 +80,7 @@ def test_a_change_of_model_warns_searches_then_reembeds_everything():
     before = embedder.embedded
     report = w.refresh("index")
     stage = report.stage("index")
-    assert stage.outcome == "published" and stage.added == 5 and stage.embedded == 5
+    assert stage.outcome == "published" and stage.added == 0 and stage.embedded == 5
     assert embedder.embedded - before == 5
     assert any("embedding model changed (deterministic-hash-64 -> deterministic-hash-64+int8)"
                in x for x in report.warnings), report.warnings
@@ -433,3 +435,20 @@ def test_the_graph_and_the_index_judge_a_shrink_alike():
     report = big.refresh("full")
     assert [report.stage(s).outcome for s in ("graph", "index")] == ["kept-last-good"] * 2
     assert all("held 30" in report.stage(s).reason for s in ("graph", "index"))
+
+
+def test_a_full_refresh_counts_the_notes_it_changed_not_the_notes_it_re_read():
+    w = World(docs())
+    first = w.refresh("full").stage("index")
+    assert (first.added, first.changed, first.removed) == (5, 0, 0)  # a first build adds all
+    again = w.refresh("full").stage("index")
+    assert again.outcome == "published" and (again.added, again.changed, again.removed) == \
+        (0, 0, 0)
+    w.source.delete("Decisions/D3.md")
+    w.source.put(edit(w.source.load("Decisions/D1.md"), "# D1\n\nnow about wombats.\n"))
+    w.source.put(make_doc("Decisions/D9.md", "# D9\n\nDecision nine.\n"))
+    moved = w.refresh("full").stage("index")
+    assert (moved.added, moved.changed, moved.removed) == (1, 1, 1)
+    forced = w.service.refresh("index", force=True).stage("index")
+    assert forced.outcome == "published" and (forced.added, forced.changed,
+                                              forced.removed) == (0, 0, 0)

@@ -54,6 +54,21 @@ def test_scope_filters_before_ranking(world):
     assert paths(scoped)[0] == "Repos/alpha/Tickets/ALPHA-142/Retry Decision.md"
 
 
+def test_a_scope_no_note_has_is_said_with_the_closest_names(world):
+    packet = world.service.search("retry payment webhook", repository="alpah")
+    hint = [w for w in packet.warnings if w.startswith("scope matches no note: ")]
+    assert hint and "repository 'alpah'" in hint[0] and "closest: alpha" in hint[0], packet
+    ticket = world.service.search("retry budget", ticket="ALPHA-143")
+    assert any("ticket 'ALPHA-143'" in w and "closest: ALPHA-142" in w
+               for w in ticket.warnings), ticket.warnings
+    assert any(w.startswith("scope matches no note: ") for w in world.service.explain(
+        "retry", project="nonexistent").warnings)
+    known = world.service.search("retry payment webhook", repository="alpha", ticket="ALPHA-142")
+    assert not any(w.startswith("scope matches no note") for w in known.warnings)
+    assert not any(w.startswith("scope matches no note")
+                   for w in world.service.search("retry payment webhook").warnings)
+
+
 def test_scope_limit_is_filled_from_inside_the_scope(world):
     scoped = world.service.search("retry cache deploy logging webhook", repository="alpha", limit=3)
     assert len(scoped.items) == 3
