@@ -21,9 +21,11 @@ class InMemoryLock(RefreshLock):
     def __init__(self):
         self._lock = threading.Lock()
         self.acquired = 0
+        self.attempts = 0  # calls of hold, whether they got the lock or not
 
     @contextmanager
     def hold(self, timeout: float, cancel: CancelToken | None = None):
+        self.attempts += 1
         deadline = time.monotonic() + max(timeout, 0.0)
         while not self._lock.acquire(timeout=min(0.05, max(0.0, deadline - time.monotonic()))):
             if cancel is not None:
