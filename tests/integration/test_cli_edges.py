@@ -118,6 +118,15 @@ def test_a_root_never_indexed_says_not_indexed_on_search_get_and_health(root):
     assert again["freshness"] == "not-indexed"  # the reads built nothing behind our back
 
 
+def test_health_of_a_root_never_indexed_names_each_problem_once(root):
+    done = cli("health", root=root)
+    problems = [line.removeprefix("problem: ") for line in done.stdout.splitlines()
+                if line.startswith("problem: ")]
+    assert problems and any("graph" in p for p in problems)
+    assert not [(a, b) for a in problems for b in problems if a != b and b.startswith(a)]
+    assert "loads on first use" in done.stdout and "semantic search off" not in done.stdout
+
+
 def test_a_scope_no_note_has_is_a_warning_naming_the_closest_names(root):
     note = root / "Repos" / "payments-api" / "Notes" / "Retries.md"
     note.parent.mkdir(parents=True)

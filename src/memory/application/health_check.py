@@ -113,7 +113,8 @@ class HealthCheck:
         """The graph's state, and how far it is behind the index (None: not behind)."""
         problems = list(self._graphs.check_current()) if self._graphs else []
         if self._graph is not None:
-            problems += [p for p in self._graph.problems() if p not in problems]
+            # The provider and the generations often say one thing, one of them with detail.
+            problems += [p for p in self._graph.problems() if not _said(p, problems)]
         current = self._graph.current() if self._graph else None
         lag = self._graph_lag() if current is not None else None
         lag = lag if lag is not None and lag.behind else None
@@ -183,3 +184,8 @@ def _older_than(created: str, newest_mtime_ns: int | None) -> bool:
     if made.tzinfo is None:
         made = made.replace(tzinfo=timezone.utc)
     return newest_mtime_ns / 1e9 >= made.timestamp() + 1.0  # created is kept to the second
+
+
+def _said(problem: str, problems: list[str]) -> bool:
+    """True when `problem`, or the same words with more detail, is already listed."""
+    return any(p == problem or p.startswith(problem) or problem.startswith(p) for p in problems)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory.domain.feedback import FeedbackReceipt
 from memory.domain.health import Health, IndexHealth, WriteAccess
-from memory.domain.model_state import described
+from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.entrypoints.presenters import generation_line, warning_lines
 from memory.entrypoints.text_safety import shown
@@ -36,6 +36,17 @@ def _generation(info: GenerationInfo | None, counts: str) -> str:
     return "none" if info is None else f"{info.id} ({counts})"
 
 
+def model_words(state: EmbedderState, failure: str | None) -> str:
+    """The model's state as what the user gets from it, not the loader's word for it."""
+    if state is EmbedderState.READY:
+        return "ready; semantic search on"
+    if state is EmbedderState.NOT_LOADED:
+        return "loads on first use (a few seconds); semantic search on from then"
+    if state is EmbedderState.LOADING:
+        return "loading; searches until it is ready are lexical only"
+    return f"off ({shown(failure or 'failed to load')}); searches are lexical only"
+
+
 def health_text(h: Health) -> str:
     idx, graph, emb = h.index, h.graph, h.embedder
     out = [
@@ -44,8 +55,7 @@ def health_text(h: Health) -> str:
         "graph: " + _generation(graph.generation, graph.generation and
                                 f"{graph.generation.nodes} nodes, {graph.generation.edges} edges")
         + (f"; behind the index by {graph.behind_index} notes" if graph.behind_index else ""),
-        f"embedder: {shown(emb.model_id)} [{shown(described(emb.state, emb.failure))}]; semantic search "
-        f"{'on' if emb.semantic_search else 'off'}",
+        f"embedder: {shown(emb.model_id)}: {model_words(emb.state, emb.failure)}",
         f"self-check: {'ok' if h.self_check.ok else 'FAILED'}: {shown(h.self_check.detail)}",
         _writes(h.writes),
     ]
