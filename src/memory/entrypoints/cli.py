@@ -1,5 +1,8 @@
-"""The `ai-memory` command line: the eight operations, write and edit, plus serve, setup, eval,
-graph and the shared server (token, daemon, connect).
+"""The `ai-memory` command line: what the MCP tools do, plus serving, set-up and evaluation.
+
+Every MCP tool has its command (search, explain, get, neighbors, path, refresh, health,
+feedback, write, edit), beside serve, setup, eval, graph and the shared server (token,
+daemon, connect).
 
 Results go to stdout (text, or JSON with --json); warnings, progress and errors go to
 stderr, except that under --json an error is a JSON object on stdout, so that a program
@@ -112,7 +115,7 @@ def _operation_commands(sub, located, output, scoped, graph_scoped) -> None:
 def _parser() -> argparse.ArgumentParser:
     located, output, scoped, graph_scoped = _shared_options()
     common = [located, output]
-    p = _Parser(prog="ai-memory", description=__doc__.split("\n")[0])
+    p = _Parser(prog="ai-memory", description=__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version=f"ai-memory {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _operation_commands(sub, located, output, scoped, graph_scoped)
