@@ -66,3 +66,18 @@ def test_every_tool_the_docs_name_in_code_is_declared():
 
 # Names of the memory_ family that are fields or settings, not tools.
 NOT_TOOLS = {"memory_id", "memory_ids", "memory_root"}
+
+
+def test_every_list_of_cross_cutting_folders_is_the_code_s():
+    """README, the skill, the note schema and the welcome note name all of them or none."""
+    from memory.domain.note_scope import CROSS_CUTTING_FOLDERS
+    from memory.entrypoints.setup_command import welcome_note
+    texts = {str(path.relative_to(REPO)): path.read_text(encoding="utf-8") for path in DOCS}
+    texts["welcome note"] = welcome_note()
+    short = []
+    for name, text in texts.items():
+        for paragraph in re.split(r"\n\s*\n", text):
+            listed = [f for f in CROSS_CUTTING_FOLDERS if f"`{f}`" in paragraph]
+            if len(listed) >= 3 and len(listed) < len(CROSS_CUTTING_FOLDERS):
+                short.append(f"{name}: {paragraph.strip()[:80]!r} lists {listed}")
+    assert not short, short

@@ -14,6 +14,8 @@ CROSS_CUTTING = {
     "decisions": ScopeKind.DECISION, "tools": ScopeKind.TOOL, "workflows": ScopeKind.REFERENCE,
     "references": ScopeKind.REFERENCE, "people": ScopeKind.PERSON, "areas": ScopeKind.AREA,
 }
+# The folders as they are written, for every text that lists them (docs, the welcome note).
+CROSS_CUTTING_FOLDERS = tuple(f"{name.capitalize()}/" for name in CROSS_CUTTING)
 _OWNER_FIELD = {ScopeKind.REPO: "repository", ScopeKind.PROJECT: "project",
                 ScopeKind.TICKET: "ticket"}
 

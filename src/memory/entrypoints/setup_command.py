@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from memory.domain.note_scope import CROSS_CUTTING_FOLDERS
 from memory.entrypoints import presenters, status_presenters
 from memory.entrypoints.settings import Settings, environment_root
 
@@ -34,8 +35,12 @@ repository or ticket, and cite what they use as `path:Lstart-Lend`.
 
 - `Repos/<repo>/Notes/` for conventions and decisions of one repository.
 - `Repos/<repo>/Tickets/<TICKET-ID>/` for ticket context.
-- `Decisions/`, `Tools/`, `Workflows/`, `References/` for what applies everywhere.
+- {cross_cutting} for what applies everywhere.
 """
+
+
+def welcome_note() -> str:
+    return WELCOME.replace("{cross_cutting}", ", ".join(f"`{f}`" for f in CROSS_CUTTING_FOLDERS))
 
 
 def default_memory_root() -> Path:
@@ -50,7 +55,7 @@ def ensure_root(root: Path) -> bool:
     root.mkdir(parents=True, exist_ok=True)
     welcome = root / "Welcome to ai-memory.md"
     if not any(root.rglob("*.md")):
-        welcome.write_text(WELCOME, encoding="utf-8")
+        welcome.write_text(welcome_note(), encoding="utf-8")
     return created
 
 
