@@ -19,14 +19,17 @@ from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound
 from memory.domain.new_note import Author, NewNote
 from memory.domain.note_edits import (Append, Archive, Move, NoteEdit, ReplaceLines, SetFields,
                                       Supersede, checked)
-from memory.domain.note_text import NoteFile, NoteText, check_hash
+from memory.domain.note_text import NoteFile, NoteText
 from memory.domain.notes import Note, note_path
 from memory.domain.placement import ScopeKey, WriteScope, derive_memory_id
+from memory.domain.write_receipts import WriteReceipt, edit_base
 from memory.ports.capture_index import (NoteCatalogue, NoteEvidence, SimilarNotes,
                                         SingleNoteIndexer)
 from memory.ports.clock import Clock
 from memory.ports.note_history import HistoryError, NoteHistory
+from memory.ports.errors import StoreError
 from memory.ports.note_writer import NoteWriter
+from memory.ports.write_receipts import WriteReceipts
 
 
 MAX_NAME_TRIES = 20
@@ -45,10 +48,11 @@ class _TakenIds:
 class CaptureService:
     def __init__(self, *, writer: NoteWriter, catalogue: NoteCatalogue, similar: SimilarNotes,
                  indexer: SingleNoteIndexer, evidence: NoteEvidence, clock: Clock,
-                 history: NoteHistory | None = None):
+                 history: NoteHistory | None = None, receipts: WriteReceipts | None = None):
         self._writer, self._catalogue, self._similar = writer, catalogue, similar
         self._indexer, self._evidence, self._clock = indexer, evidence, clock
         self._history = history  # None: writes are not committed
+        self._receipts = receipts  # None: a conflict cannot tell one's own earlier edit
 
     # -- memory_write ----------------------------------------------------------------------
 
@@ -69,6 +73,9 @@ class CaptureService:
         superseded = self._mark_superseded(old, note, written) if old else None
         paths = (written.path, *((superseded.path,) if superseded else ()))
         commit, warnings = self._commit(paths, f"memory_write: {note.title}", author)
+        warnings += self._receipt(WriteReceipt.of(path=written.path, base_hash=None,
+                                                  content_hash=written.content_hash,
+                                                  author=author))
         outcome = self._indexer.index_paths(paths)
         items = tuple(self._evidence.items(written.path)) if outcome.indexed else ()
         if superseded is not None:
@@ -123,12 +130,16 @@ class CaptureService:
         note = self._catalogue.find(request.identity)
         path = note.path if note else self._unindexed_path(request.identity)
         current = self._writer.read(path)
-        check_hash(path, request.content_hash, current.content_hash)
+        base = edit_base(path, request.content_hash, current.content_hash, author, self._made)
         result = self._apply(path, note.memory_id if note else None, current,
-                             self._operation(request, note), request.content_hash)
+                             self._operation(request, note), base)
         paths = tuple(dict.fromkeys((path, result.path)))
         message = f"memory_edit {request.operation.value}: {result.path}"
         commit, warnings = self._commit(paths, message, author) if result.changed else (None, ())
+        if result.changed:
+            warnings += self._receipt(WriteReceipt.of(path=result.path, base_hash=base,
+                                                      content_hash=result.content_hash,
+                                                      author=author))
         outcome = self._indexer.index_paths(paths)
         return evolve(result, indexed=outcome.indexed, commit=commit,
                       warnings=(*warnings, *outcome.warnings))
@@ -195,6 +206,26 @@ class CaptureService:
             return self._history.record(paths, message, author), ()
         except HistoryError as e:
             return None, (f"written but not committed: {e}",)
+
+    def _receipt(self, receipt: WriteReceipt) -> tuple[str, ...]:
+        if self._receipts is None:
+            return ()
+        try:
+            self._receipts.record(receipt)
+        except StoreError as e:
+            return (f"written, but its receipt was not kept ({e}): if a later edit conflicts, "
+                    "the message cannot tell your own earlier edit from someone else's",)
+        return ()
+
+    def _made(self, content_hash: str) -> WriteReceipt | None:
+        """The receipt that returned this hash; None also when receipts cannot be read (the
+        conflict then reads as someone else's, which is what it says without receipts)."""
+        if self._receipts is None:
+            return None
+        try:
+            return self._receipts.made(content_hash)
+        except StoreError:
+            return None
 
     def _today(self) -> dt.date:
         return dt.date.fromisoformat(self._clock.now_iso()[:10])
