@@ -70,12 +70,13 @@ class CaptureService:
         if not request.allow_duplicate:
             self._refuse_duplicates(request, scope, old)
         written = self._create(request, data)
-        superseded = self._mark_superseded(old, note, written) if old else None
+        superseded = self._mark_superseded(old, note, written, author) if old else None
         paths = (written.path, *((superseded.path,) if superseded else ()))
         commit, warnings = self._commit(paths, f"memory_write: {note.title}", author)
         warnings += self._receipt(WriteReceipt.of(path=written.path, base_hash=None,
                                                   content_hash=written.content_hash,
                                                   author=author))
+        warnings += superseded.warnings if superseded else ()
         outcome = self._indexer.index_paths(paths)
         items = tuple(self._evidence.items(written.path)) if outcome.indexed else ()
         if superseded is not None:
@@ -111,13 +112,15 @@ class CaptureService:
         if found:
             raise DuplicateKnowledge(list(found.values()))
 
-    def _mark_superseded(self, old: Note, new: NewNote, written: NoteFile) -> EditResult:
+    def _mark_superseded(self, old: Note, new: NewNote, written: NoteFile,
+                         author: Author) -> EditResult:
         """The second file of a superseding write; the new note is kept whatever happens."""
         try:
             current = self._writer.read(old.path)
             edit = Supersede(superseded_by=tuple(dict.fromkeys(
                 (*old.superseded_by, new.memory_id))))
-            return self._apply(old.path, old.memory_id, current, edit, current.content_hash)
+            return self._apply(old.path, old.memory_id, current, edit, current.content_hash,
+                               author)
         except AiMemoryError as e:
             self._indexer.index_paths((written.path,))
             raise SupersedeIncomplete(path=written.path, memory_id=new.memory_id,
@@ -132,17 +135,13 @@ class CaptureService:
         current = self._writer.read(path)
         base = edit_base(path, request.content_hash, current.content_hash, author, self._made)
         result = self._apply(path, note.memory_id if note else None, current,
-                             self._operation(request, note), base)
+                             self._operation(request, note), base, author)
         paths = tuple(dict.fromkeys((path, result.path)))
         message = f"memory_edit {request.operation.value}: {result.path}"
         commit, warnings = self._commit(paths, message, author) if result.changed else (None, ())
-        if result.changed:
-            warnings += self._receipt(WriteReceipt.of(path=result.path, base_hash=base,
-                                                      content_hash=result.content_hash,
-                                                      author=author))
         outcome = self._indexer.index_paths(paths)
         return evolve(result, indexed=outcome.indexed, commit=commit,
-                      warnings=(*warnings, *outcome.warnings))
+                      warnings=(*warnings, *result.warnings, *outcome.warnings))
 
     def _unindexed_path(self, identity: str) -> str:
         """A note the index does not know yet can still be edited by its path."""
@@ -176,7 +175,8 @@ class CaptureService:
         return Move(new_path=request.new_path, memory_id=note.memory_id if note else None)
 
     def _apply(self, path: str, memory_id: str | None, current: NoteFile, edit: NoteEdit,
-               expected: str) -> EditResult:
+               expected: str, author: Author) -> EditResult:
+        """The edit written, with its receipt kept (a warning in the result if it was not)."""
         before = NoteText.decode(current.data, path)
         data = checked(before, edit.apply(before, self._today()))
         if isinstance(edit, Move):
@@ -186,8 +186,10 @@ class CaptureService:
                               indexed=False, changed=False)
         else:
             written = self._writer.replace(path, data, expected_hash=expected)
+        kept = self._receipt(WriteReceipt.of(path=written.path, base_hash=expected,
+                                             content_hash=written.content_hash, author=author))
         return EditResult(path=written.path, memory_id=memory_id,
-                          content_hash=written.content_hash, indexed=False)
+                          content_hash=written.content_hash, indexed=False, warnings=kept)
 
     # -- shared ----------------------------------------------------------------------------
 

@@ -137,3 +137,12 @@ def test_receipts_that_cannot_be_kept_leave_the_edit_done_and_say_so(root):
     with pytest.raises(EditConflict) as caught:
         append(service, file_hash(OLD), "Second.")
     assert not caught.value.own
+
+
+def test_the_note_a_write_supersedes_keeps_a_receipt_too(service):
+    read = file_hash(OLD)
+    service.write(WriteRequest.parse(title="Retry keys v2", repository="api",
+                                     supersedes="api-retry", body="Per charge now.\n"), CLIENT)
+    with pytest.raises(EditConflict) as caught:
+        append(service, read, "Late.")
+    assert caught.value.own
