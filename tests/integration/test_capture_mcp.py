@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -210,6 +211,29 @@ async def test_a_persons_edit_after_the_read_refuses_the_edit_and_stays(agent, r
                                   content_hash=read["content_hash"], operation="archive")
     assert message.startswith("conflict: ") and file_hash(path) in message
     assert path.read_text() == person
+
+
+@pytest.mark.anyio
+async def test_the_printed_hash_edits_twice_in_a_row_and_a_reused_one_is_ones_own(
+        agent, root, errlog):
+    shown = await agent.call("memory_get", identity="pay-webhook-retries")
+    read = re.search(r"content_hash ([0-9a-f]{12})\)", shown.content[0].text).group(1)
+    first = await agent.ok("memory_edit", identity="pay-webhook-retries", content_hash=read,
+                           operation="append", text="First own edit.")
+    second = await agent.ok("memory_edit", identity="pay-webhook-retries",
+                            content_hash=first["content_hash"], operation="append",
+                            text="Second own edit.")
+    path = root / RETRIES
+    assert path.read_text().endswith("First own edit.\nSecond own edit.\n")
+    assert second["content_hash"] == file_hash(path)
+    own = await agent.refused("memory_edit", identity="pay-webhook-retries",
+                              content_hash=read, operation="archive")
+    assert "your own earlier edit" in own and second["content_hash"] in own
+    async with serving(root, errlog, client="opencode") as other:
+        theirs = await other.refused("memory_edit", identity="pay-webhook-retries",
+                                     content_hash=read, operation="archive")
+    assert "someone else edited it" in theirs and "your own" not in theirs
+    assert path.read_text().endswith("Second own edit.\n")
 
 
 SECRET = "AKIAABCDEFGHIJKLMNOP"

@@ -19,14 +19,17 @@ from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound
 from memory.domain.new_note import Author, NewNote
 from memory.domain.note_edits import (Append, Archive, Move, NoteEdit, ReplaceLines, SetFields,
                                       Supersede, checked)
-from memory.domain.note_text import NoteFile, NoteText, check_hash
+from memory.domain.note_text import NoteFile, NoteText
 from memory.domain.notes import Note, note_path
 from memory.domain.placement import ScopeKey, WriteScope, derive_memory_id
+from memory.domain.write_receipts import WriteReceipt, edit_base
 from memory.ports.capture_index import (NoteCatalogue, NoteEvidence, SimilarNotes,
                                         SingleNoteIndexer)
 from memory.ports.clock import Clock
 from memory.ports.note_history import HistoryError, NoteHistory
+from memory.ports.errors import StoreError
 from memory.ports.note_writer import NoteWriter
+from memory.ports.write_receipts import WriteReceipts
 
 
 MAX_NAME_TRIES = 20
@@ -45,10 +48,11 @@ class _TakenIds:
 class CaptureService:
     def __init__(self, *, writer: NoteWriter, catalogue: NoteCatalogue, similar: SimilarNotes,
                  indexer: SingleNoteIndexer, evidence: NoteEvidence, clock: Clock,
-                 history: NoteHistory | None = None):
+                 history: NoteHistory | None = None, receipts: WriteReceipts | None = None):
         self._writer, self._catalogue, self._similar = writer, catalogue, similar
         self._indexer, self._evidence, self._clock = indexer, evidence, clock
         self._history = history  # None: writes are not committed
+        self._receipts = receipts  # None: a conflict cannot tell one's own earlier edit
 
     # -- memory_write ----------------------------------------------------------------------
 
@@ -66,9 +70,13 @@ class CaptureService:
         if not request.allow_duplicate:
             self._refuse_duplicates(request, scope, old)
         written = self._create(request, data)
-        superseded = self._mark_superseded(old, note, written) if old else None
+        superseded = self._mark_superseded(old, note, written, author) if old else None
         paths = (written.path, *((superseded.path,) if superseded else ()))
         commit, warnings = self._commit(paths, f"memory_write: {note.title}", author)
+        warnings += self._receipt(WriteReceipt.of(path=written.path, base_hash=None,
+                                                  content_hash=written.content_hash,
+                                                  author=author))
+        warnings += superseded.warnings if superseded else ()
         outcome = self._indexer.index_paths(paths)
         items = tuple(self._evidence.items(written.path)) if outcome.indexed else ()
         if superseded is not None:
@@ -104,13 +112,15 @@ class CaptureService:
         if found:
             raise DuplicateKnowledge(list(found.values()))
 
-    def _mark_superseded(self, old: Note, new: NewNote, written: NoteFile) -> EditResult:
+    def _mark_superseded(self, old: Note, new: NewNote, written: NoteFile,
+                         author: Author) -> EditResult:
         """The second file of a superseding write; the new note is kept whatever happens."""
         try:
             current = self._writer.read(old.path)
             edit = Supersede(superseded_by=tuple(dict.fromkeys(
                 (*old.superseded_by, new.memory_id))))
-            return self._apply(old.path, old.memory_id, current, edit, current.content_hash)
+            return self._apply(old.path, old.memory_id, current, edit, current.content_hash,
+                               author)
         except AiMemoryError as e:
             self._indexer.index_paths((written.path,))
             raise SupersedeIncomplete(path=written.path, memory_id=new.memory_id,
@@ -123,15 +133,15 @@ class CaptureService:
         note = self._catalogue.find(request.identity)
         path = note.path if note else self._unindexed_path(request.identity)
         current = self._writer.read(path)
-        check_hash(path, request.content_hash, current.content_hash)
+        base = edit_base(path, request.content_hash, current.content_hash, author, self._made)
         result = self._apply(path, note.memory_id if note else None, current,
-                             self._operation(request, note), request.content_hash)
+                             self._operation(request, note), base, author)
         paths = tuple(dict.fromkeys((path, result.path)))
         message = f"memory_edit {request.operation.value}: {result.path}"
         commit, warnings = self._commit(paths, message, author) if result.changed else (None, ())
         outcome = self._indexer.index_paths(paths)
         return evolve(result, indexed=outcome.indexed, commit=commit,
-                      warnings=(*warnings, *outcome.warnings))
+                      warnings=(*warnings, *result.warnings, *outcome.warnings))
 
     def _unindexed_path(self, identity: str) -> str:
         """A note the index does not know yet can still be edited by its path."""
@@ -165,7 +175,8 @@ class CaptureService:
         return Move(new_path=request.new_path, memory_id=note.memory_id if note else None)
 
     def _apply(self, path: str, memory_id: str | None, current: NoteFile, edit: NoteEdit,
-               expected: str) -> EditResult:
+               expected: str, author: Author) -> EditResult:
+        """The edit written, with its receipt kept (a warning in the result if it was not)."""
         before = NoteText.decode(current.data, path)
         data = checked(before, edit.apply(before, self._today()))
         if isinstance(edit, Move):
@@ -175,8 +186,10 @@ class CaptureService:
                               indexed=False, changed=False)
         else:
             written = self._writer.replace(path, data, expected_hash=expected)
+        kept = self._receipt(WriteReceipt.of(path=written.path, base_hash=expected,
+                                             content_hash=written.content_hash, author=author))
         return EditResult(path=written.path, memory_id=memory_id,
-                          content_hash=written.content_hash, indexed=False)
+                          content_hash=written.content_hash, indexed=False, warnings=kept)
 
     # -- shared ----------------------------------------------------------------------------
 
@@ -195,6 +208,26 @@ class CaptureService:
             return self._history.record(paths, message, author), ()
         except HistoryError as e:
             return None, (f"written but not committed: {e}",)
+
+    def _receipt(self, receipt: WriteReceipt) -> tuple[str, ...]:
+        if self._receipts is None:
+            return ()
+        try:
+            self._receipts.record(receipt)
+        except StoreError as e:
+            return (f"written, but its receipt was not kept ({e}): if a later edit conflicts, "
+                    "the message cannot tell your own earlier edit from someone else's",)
+        return ()
+
+    def _made(self, content_hash: str) -> WriteReceipt | None:
+        """The receipt that returned this hash; None also when receipts cannot be read (the
+        conflict then reads as someone else's, which is what it says without receipts)."""
+        if self._receipts is None:
+            return None
+        try:
+            return self._receipts.made(content_hash)
+        except StoreError:
+            return None
 
     def _today(self) -> dt.date:
         return dt.date.fromisoformat(self._clock.now_iso()[:10])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
 from attrs import frozen
@@ -17,8 +16,8 @@ from memory.domain.settable_fields import MAX_TITLE_CHARS, FieldChanges, typed_f
 from memory.domain.note_text import single_line, text_lines
 from memory.domain.notes import Status
 from memory.domain.placement import WriteScope
+from memory.domain.write_receipts import hash_prefix
 
-HASH = re.compile(r"[0-9a-f]{64}")
 MAX_HEADING_CHARS = 300
 MAX_LINE = 10**9
 
@@ -125,7 +124,7 @@ def _arguments(operation: EditOperation, given: dict[str, object]) -> dict[str, 
 @frozen(kw_only=True)
 class EditRequest:
     identity: str
-    content_hash: str
+    content_hash: str  # the full hash, or a prefix of at least 12 hex characters
     operation: EditOperation
     lines: tuple[str, ...] = ()
     heading: str | None = None
@@ -144,10 +143,7 @@ class EditRequest:
         given = _arguments(op, {"text": text, "heading": heading, "start_line": start_line,
                                 "end_line": end_line, "fields": fields,
                                 "superseded_by": superseded_by, "new_path": new_path})
-        digest = clean_text(content_hash, "content_hash", 64).lower()
-        if not HASH.fullmatch(digest):
-            raise InvalidRequest("content_hash must be the 64-character hex hash memory_get "
-                                 "returned for the note")
+        digest = hash_prefix(clean_text(content_hash, "content_hash", 200))
         return cls(
             identity=clean_text(identity, "identity", MAX_NAME_CHARS), content_hash=digest,
             operation=op,

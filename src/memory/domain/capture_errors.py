@@ -23,10 +23,18 @@ class DuplicateCandidate:
 class EditConflict(AiMemoryError):
     """The note changed since the caller read it: nothing was written."""
 
-    def __init__(self, *, path: str, current_hash: str):
-        self.path, self.current_hash = path, current_hash
-        super().__init__(f"{path} changed since it was read (someone else edited it); its "
-                         f"content_hash is now {current_hash}: read it again and redo the edit")
+    def __init__(self, *, path: str, current_hash: str, given_hash: str | None = None):
+        """given_hash: set when only the caller's own earlier edits changed it since then."""
+        self.path, self.current_hash, self.own = path, current_hash, given_hash is not None
+        if given_hash is not None:
+            super().__init__(f"{path}: content_hash {given_hash} is from before your own "
+                             f"earlier edit, which changed it; the current hash is "
+                             f"{current_hash} (that edit returned it): redo the edit with it, "
+                             "checking line numbers your edit moved")
+        else:
+            super().__init__(f"{path} changed since it was read (someone else edited it); its "
+                             f"content_hash is now {current_hash}: read it again and redo "
+                             "the edit")
 
 
 class NoteAlreadyExists(InvalidRequest):

@@ -44,7 +44,8 @@ def add_commands(sub, parents: list[argparse.ArgumentParser]) -> None:
     _agent(s)
     e = sub.add_parser("edit", parents=parents, help="change a note (as memory_edit)")
     e.add_argument("identity", help="memory_id, path relative to the root, or title")
-    e.add_argument("content_hash", help="the content_hash `ai-memory get --json` showed")
+    e.add_argument("content_hash", help="the hash `ai-memory get` shows (its 12 characters "
+                                        "or the full content_hash of --json, write or edit)")
     e.add_argument("operation", choices=OPERATIONS, help="what to change: " + ", ".join(OPERATIONS))
     e.add_argument("--text", default="-", metavar="FILE",
                    help="append, replace_lines: a file holding the text (default '-': stdin)")

@@ -14,7 +14,7 @@ from memory.adapters.markdown.note_writer import MarkdownNoteWriter
 from memory.adapters.sqlite import (SqliteEmbeddingCache, SqliteGenerations, SqliteIndex,
                                     SqliteLexicalIndex, SqliteNoteCatalogue, SqliteVectorIndex)
 from memory.adapters.statefiles import (FileContentKeys, FileRefreshLock, JsonlFeedbackLog,
-                                        JsonlRefreshHistory,
+                                        JsonlRefreshHistory, JsonlWriteReceipts,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
 from memory.application.browse import NoteBrowser
@@ -88,6 +88,7 @@ class Gateways(containers.DeclarativeContainer):
                                  excluded=providers.List(config.state_dir))
     note_history = providers.Singleton(_note_history, root=config.root,
                                        enabled=config.git_commit)
+    receipts = providers.Singleton(JsonlWriteReceipts, state_dir=config.state_dir)
 
 
 class UseCases(containers.DeclarativeContainer):
@@ -113,6 +114,7 @@ class UseCases(containers.DeclarativeContainer):
     source_control = providers.Dependency()
     writer = providers.Dependency()
     note_history = providers.Dependency()
+    receipts = providers.Dependency()
     search_config = providers.Object(SearchConfig())
     default_repository = providers.Object(None)
     before_search = providers.Object(None)
@@ -158,7 +160,7 @@ class UseCases(containers.DeclarativeContainer):
             chunks=catalogue, index=index),
         indexer=providers.Singleton(IndexedWrites, write_indexer, published=written),
         evidence=providers.Singleton(IndexNoteEvidence, catalogue, index), clock=clock,
-        history=note_history)
+        history=note_history, receipts=receipts)
     service = providers.Singleton(
         MemoryService, engine=engine, indexer=indexer, source=source, lexical=lexical,
         catalogue=catalogue, index=index, graph=graph, graphs=graphs, embedder=embedder,
@@ -179,7 +181,7 @@ class Application(containers.DeclarativeContainer):
         lock=gateways.lock, feedback=gateways.feedback, history=gateways.history,
         progress=gateways.progress, clock=gateways.clock, change_feed=gateways.change_feed,
         source_control=gateways.source_control, writer=gateways.writer,
-        note_history=gateways.note_history)
+        note_history=gateways.note_history, receipts=gateways.receipts)
 
 
 # A command line read: the same catch-up step as a server's, waiting as long as it waits for

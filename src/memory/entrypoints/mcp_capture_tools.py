@@ -16,6 +16,7 @@ from memory.application.capture_requests import (EditRequest, EditResult, WriteR
 from memory.application.requests import MAX_NAME_CHARS
 from memory.domain.new_note import MAX_CLIENT_CHARS, Author
 from memory.domain.note_edits import MAX_NOTE_BYTES
+from memory.domain.write_receipts import FULL_HASH_CHARS, MIN_PREFIX_CHARS
 from memory.domain.settable_fields import (MAX_IDENTITY_CHARS, MAX_ITEM_CHARS, MAX_ITEMS,
                                            MAX_TITLE_CHARS, SETTABLE)
 from memory.entrypoints import capture_presenters
@@ -71,10 +72,12 @@ Identity = Annotated[str, Field(
     min_length=1, max_length=MAX_NAME_CHARS,
     description="The note to edit: its memory_id, path relative to the memory root, or title.")]
 ContentHash = Annotated[str, Field(
-    min_length=64, max_length=64,
+    min_length=MIN_PREFIX_CHARS, max_length=FULL_HASH_CHARS,
     description="The note's content_hash as memory_get (or the last memory_write or "
-                "memory_edit) returned it. If the note changed since, nothing is written and "
-                "the error gives the current hash: read the note again, then redo the edit.")]
+                "memory_edit) returned it: all 64 hex characters, or its first 12 or more. If "
+                "the note changed since, nothing is written and the error gives the current "
+                "hash (and says when your own earlier edit is what changed it): read the note "
+                "again, then redo the edit.")]
 Operation = Annotated[Literal["append", "replace_lines", "set_fields", "supersede", "archive",
                               "move"], Field(
     description="append: add text at the end, or at the end of the section under heading "

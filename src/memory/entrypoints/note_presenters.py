@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from memory.domain.graph import Relation
 from memory.domain.reading import Neighbourhood, NoteRead, RelationPath
+from memory.domain.write_receipts import MIN_PREFIX_CHARS  # a prefix edit takes
 from memory.entrypoints.presenters import scope_lines, warning_lines
 from memory.entrypoints.text_safety import shown
 
 
 def get_text(doc: NoteRead) -> str:
     out = [f"note: {shown(doc.path)} (memory_id {shown(doc.memory_id)}, {doc.status}, "
-           f"hash {doc.content_hash[:12]})",
+           f"content_hash {doc.content_hash[:MIN_PREFIX_CHARS]})",
            f"title: {shown(doc.title)}", _range_line(doc)]
     if doc.redacted_lines:
         out.append(f"redacted lines: {', '.join(map(str, doc.redacted_lines))}")

@@ -31,6 +31,18 @@ def test_bad_write_input_is_refused(raw, message):
         WriteRequest.parse(**values)
 
 
+@pytest.mark.parametrize("given", ["c3c359385e61", " C3C359385E61E6 ", HASH])
+def test_an_edit_takes_the_full_hash_or_a_prefix_of_twelve_or_more(given):
+    request = EditRequest.parse(identity="x", content_hash=given, operation="archive")
+    assert request.content_hash == given.strip().lower()
+
+
+def test_a_bad_hash_is_never_echoed_back():
+    with pytest.raises(InvalidRequest) as refused:
+        EditRequest.parse(identity="x", content_hash="hunter2-password", operation="archive")
+    assert "hunter2" not in str(refused.value) and "12 or more" in str(refused.value)
+
+
 def test_edit_requests_per_operation():
     append = EditRequest.parse(identity="x", content_hash=HASH.upper(), operation="append",
                                text="more\n", heading="## Fix")
@@ -54,7 +66,11 @@ def test_edit_requests_per_operation():
     ({"operation": "move", "new_path": ".git/x.md"}, "hidden"),
     ({"operation": "supersede"}, "needs superseded_by"),
     ({"operation": "set_fields", "fields": {"memory_id": "y"}}, "identity"),
-    ({"operation": "archive", "content_hash": "abc"}, "64-character"),
+    ({"operation": "archive", "content_hash": "abc"}, "only 3 characters, too short"),
+    ({"operation": "archive", "content_hash": "a" * 11}, "only 11 characters, too short"),
+    ({"operation": "archive", "content_hash": "g" * 12}, "other than hex digits"),
+    ({"operation": "archive", "content_hash": "a" * 63 + "-"}, "other than hex digits"),
+    ({"operation": "archive", "content_hash": "a" * 65}, "longer than a hash"),
     ({"operation": "replace_lines", "start_line": 0, "end_line": 1}, "between 1"),
     ({"operation": "append", "text": "x", "heading": "a\nb"}, "single line"),
 ])

@@ -8,6 +8,7 @@ from mcp_types import Implementation
 
 from memory.adapters.inmemory import FixedClock
 from memory.adapters.inmemory.note_writer import InMemoryNoteWriter
+from memory.adapters.inmemory.write_receipts import InMemoryWriteReceipts
 from memory.application.capture import CaptureService
 from memory.domain.capture_errors import DuplicateCandidate
 from memory.adapters.inmemory.note_writer import TEST_KEY
@@ -39,7 +40,8 @@ def index(root):
 @pytest.fixture
 def server(root, index):
     capture = CaptureService(writer=root, catalogue=index, similar=index, indexer=index,
-                             evidence=index, clock=FixedClock("2026-01-15T12:00:00Z"))
+                             evidence=index, clock=FixedClock("2026-01-15T12:00:00Z"),
+                             receipts=InMemoryWriteReceipts())
     return build_server(lambda: None, capture=lambda: capture)
 
 
@@ -63,7 +65,8 @@ async def test_the_write_tools_come_only_with_a_capture_service(server):
     edit = tools["memory_edit"].input_schema
     assert edit["additionalProperties"] is False and edit["required"] == [
         "identity", "content_hash", "operation"]
-    assert edit["properties"]["content_hash"]["minLength"] == 64
+    hashed = edit["properties"]["content_hash"]
+    assert (hashed["minLength"], hashed["maxLength"]) == (12, 64)  # get prints 12
     assert "set_fields" in edit["properties"]["operation"]["enum"]
     assert "review_after" in edit["properties"]["fields"]["propertyNames"]["enum"]
     assert tools["memory_write"].input_schema["properties"]["kind"]["anyOf"][0]["enum"][0] == \
@@ -134,3 +137,50 @@ async def test_errors_are_one_line_with_what_the_agent_needs(server, root, index
         "identity": PATH, "content_hash": "0" * 64, "operation": "archive", "text": "x"})
     assert mixed == "invalid request: archive does not take text"
     assert root.files == {PATH: OLD + b"A person's line.\n"}
+
+
+async def appended(server, name, content_hash, line):
+    async with client(server, name) as c:
+        return await c.call_tool("memory_edit", {"identity": "api-retry", "operation": "append",
+                                                 "content_hash": content_hash, "text": line})
+
+
+@pytest.mark.anyio
+async def test_two_edits_in_a_row_each_on_the_returned_hash_both_land(server, root):
+    first = await appended(server, "opencode", file_hash(OLD)[:12], "First.")
+    assert not first.is_error, first.content
+    second = await appended(server, "opencode", first.structured_content["content_hash"],
+                            "Second.")
+    assert not second.is_error, second.content
+    assert root.files[PATH].endswith(b"Per attempt.\nFirst.\nSecond.\n")
+
+
+@pytest.mark.anyio
+async def test_a_conflict_tells_the_callers_own_edit_from_another_clients(server, root):
+    read = file_hash(OLD)
+    first = await appended(server, "opencode", read, "First.")
+    current = first.structured_content["content_hash"]
+    own = await refused(server, "memory_edit", {"identity": "api-retry", "operation": "archive",
+                                                "content_hash": read})
+    assert own.startswith("conflict: ") and "your own earlier edit" in own and current in own
+    theirs = await refused_as(server, "claude-code", {"identity": "api-retry",
+                                                      "operation": "archive",
+                                                      "content_hash": read})
+    assert "someone else edited it" in theirs and "your own" not in theirs and current in theirs
+
+
+async def refused_as(server, name, arguments) -> str:
+    async with client(server, name) as c:
+        result = await c.call_tool("memory_edit", arguments)
+    assert result.is_error
+    return result.content[0].text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("content_hash, says", [
+    ("abc123", "at least 12"), ("g" * 12, "other than hex digits"),
+    ("a" * 65, "at most 64")])
+async def test_a_hash_too_short_or_not_hex_is_a_clear_error(server, root, content_hash, says):
+    text = await refused(server, "memory_edit", {"identity": "api-retry", "operation": "archive",
+                                                 "content_hash": content_hash})
+    assert says in text and root.files[PATH] == OLD

@@ -122,7 +122,8 @@ async def test_get_text_states_the_range_redactions_and_each_numbered_line(world
     async with Client(build_server(lambda: world.service)) as client:
         text, data = await call(client, "memory_get", identity="retry", start_line=2)
     assert one(text, "note").startswith(f"{data['path']} (memory_id {data['memory_id']}, "
-                                         f"{data['status']}, hash ")
+                                         f"{data['status']}, content_hash "
+                                         f"{data['content_hash'][:12]})")
     assert one(text, "title") == data["title"]
     assert one(text, "lines") == f"{data['start_line']}-{data['end_line']} of {data['line_count']}"
     assert lines_with(text, "redacted lines") == [", ".join(map(str, data["redacted_lines"]))]

@@ -7,7 +7,8 @@ from memory.adapters.statefiles.progress_file import JsonRefreshProgress
 from memory.adapters.statefiles.refresh_lock import FileRefreshLock
 from memory.adapters.statefiles.state_dir import ensure_state_dir
 from memory.adapters.statefiles.token_store import JsonTokenStore
+from memory.adapters.statefiles.write_receipts_file import JsonlWriteReceipts
 
 __all__ = ["FileContentKeys", "FileRefreshLock", "JsonRefreshProgress", "JsonTokenStore", "JsonlFeedbackLog",
-           "JsonlRefreshHistory",
+           "JsonlRefreshHistory", "JsonlWriteReceipts",
            "SystemClock", "ensure_state_dir"]

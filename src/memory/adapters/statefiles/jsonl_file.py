@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -92,18 +92,18 @@ class JsonlFile:
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
 
-    def last(self) -> dict | None:
-        """The newest complete record, reading backwards from the end of the file."""
+    def last(self, matching: Callable[[dict], bool] | None = None) -> dict | None:
+        """The newest complete record (that `matching` accepts), read backwards from the end."""
         try:
             with open(self.path, "rb") as handle:
-                return self._last_in(handle)
+                return self._last_in(handle, matching or (lambda _: True))
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
 
     @staticmethod
-    def _last_in(handle) -> dict | None:
+    def _last_in(handle, matching: Callable[[dict], bool]) -> dict | None:
         end = handle.seek(0, os.SEEK_END)
         carry = b""  # start of a line that began in an earlier block
         torn = True  # until the final newline: bytes there are a torn (or empty) tail
@@ -120,7 +120,7 @@ class JsonlFile:
             carry = lines.pop(0) if start > 0 else b""
             for line in reversed(lines):
                 record = _parse(line)
-                if record is not None:
+                if record is not None and matching(record):
                     return record
             end = start
         return None
