@@ -15,7 +15,7 @@ from typing import Any
 
 from attrs import frozen
 
-from memory.domain.dev_credentials import is_dev_credential
+from memory.domain.dev_credentials import dev_credentials
 from memory.domain.secret_shapes import SHAPES, Shape, is_key_material, shapes_in
 from memory.domain.secret_values import (MARKER_START, assignment_spans, is_placeholder,
                                          may_hold_assignment, name_kind, value_is_secret)
@@ -78,7 +78,8 @@ def redact_lines(lines: Sequence[str]) -> tuple[tuple[str, ...], tuple[SecretFin
         spans = by_line.get(number, [])
         out.append(_replaced(line, spans))
         kinds = [s.kind for s in spans]
-        real = {s.kind for s in spans if not is_dev_credential(line, s.start, s.end, s.kind)}
+        dev = dev_credentials(line, [(s.start, s.end, s.kind) for s in spans])
+        real = {s.kind for s, local in zip(spans, dev) if not local}
         if "[REDACTED:" in line:  # a marker hides a value already: none is known to be dev
             kinds += REDACTED_MARKER.findall(line)
             real.update(REDACTED_MARKER.findall(line))
