@@ -91,6 +91,6 @@ def read_notes(source: NoteSource, paths: Sequence[str],
             warnings.append(f"skipped {path}: {exc}")
             unreadable.append(path)
             continue
-        warnings.extend(doc.warnings)
+        warnings.extend((*doc.warnings, *doc.notices))  # a refresh is where notices are said
         docs.append(doc)
     return docs, unreadable

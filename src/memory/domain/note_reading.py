@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory.domain.chunking import chunk_lines
+from memory.domain.dev_credentials import ALLOW, allows_dev_credentials
 from memory.domain.identity import declared_identity, path_identity
 from memory.domain.markdown import first_heading, front_matter_lines, links
 from memory.domain.note_fields import FrontMatterFields
@@ -34,8 +35,10 @@ def read_note(path: str, lines: Sequence[str], front_matter: Mapping[str, Any] |
                          date=date or note.created, window=window, overlap=overlap,
                          body_start=body_start, ticket=note.ticket)
     notes = [*warnings, *fields.warnings, *_secret_warning(path, findings)]
+    allowed = allows_dev_credentials((front_matter or {}).get("secrets"))
     return NoteDocument(note=note, chunks=chunks, lines=clean, front_matter=data,
-                        warnings=tuple(notes))
+                        warnings=tuple(notes),
+                        notices=() if allowed else _dev_credential_notice(path, findings))
 
 
 def _note(path: str, lines: tuple[str, ...], body_start: int, fields: FrontMatterFields,
@@ -69,11 +72,25 @@ def _memory_id(path: str, fields: FrontMatterFields) -> str:
 
 
 def _secret_warning(path: str, findings: Sequence[SecretFinding]) -> list[str]:
-    """Where secrets were kept out of the index, never what they were."""
-    if not findings:
+    """Where secrets were kept out of the index, never what they were; development
+    credentials are hidden as well but left to `_dev_credential_notice`."""
+    real = [f for f in findings if not f.local_dev]
+    if not real:
         return []
+    kinds = ", ".join(sorted({f.kind for f in real}))
+    return [f"{path}: secret-shaped text on line(s) {_shown_lines(real)} ({kinds}) is "
+            "replaced by a marker in everything derived from the note"]
+
+
+def _dev_credential_notice(path: str, findings: Sequence[SecretFinding]) -> tuple[str, ...]:
+    dev = [f for f in findings if f.local_dev]
+    if not dev:
+        return ()
+    return (f"{path}: line(s) {_shown_lines(dev)} hold a local development credential (a "
+            "well-known password for a local host), hidden like any secret; add "
+            f"`secrets: {ALLOW}` to the note's front matter to stop this notice",)
+
+
+def _shown_lines(findings: Sequence[SecretFinding]) -> str:
     lines = sorted({f.line for f in findings})
-    shown = ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")
-    kinds = ", ".join(sorted({f.kind for f in findings}))
-    return [f"{path}: secret-shaped text on line(s) {shown} ({kinds}) is replaced by a "
-            "marker in everything derived from the note"]
+    return ", ".join(map(str, lines[:10])) + (" ..." if len(lines) > 10 else "")

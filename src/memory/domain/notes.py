@@ -182,10 +182,15 @@ class Chunk:
 
 @frozen(kw_only=True)
 class NoteDocument:
-    """A parsed note: its metadata, its chunks, its raw lines and any warnings."""
+    """A parsed note: its metadata, its chunks, its raw lines and any warnings.
+
+    `warnings` go with every read of the note; `notices` are said once, when a refresh
+    indexes it (a local development credential: nothing a reader of the note must be told).
+    """
 
     note: Note
     chunks: tuple[Chunk, ...]
     lines: tuple[str, ...] = ()
     front_matter: dict[str, Any] = field(factory=dict, eq=False)
     warnings: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from typing import Any
 
 from attrs import frozen
 
+from memory.domain.dev_credentials import dev_credentials
 from memory.domain.secret_shapes import SHAPES, Shape, is_key_material, shapes_in
 from memory.domain.secret_values import (MARKER_START, assignment_spans, is_placeholder,
                                          may_hold_assignment, name_kind, value_is_secret)
@@ -40,6 +41,9 @@ PRIORITY = {shape.kind: rank for rank, shape in enumerate(SHAPES)}
 class SecretFinding:
     line: int  # 1-based
     kind: str
+    # Every value of this kind on the line is a development credential (dev_credentials):
+    # hidden all the same, but no reason to warn about the note each time it is read.
+    local_dev: bool = False
 
 
 @frozen
@@ -74,9 +78,13 @@ def redact_lines(lines: Sequence[str]) -> tuple[tuple[str, ...], tuple[SecretFin
         spans = by_line.get(number, [])
         out.append(_replaced(line, spans))
         kinds = [s.kind for s in spans]
-        if "[REDACTED:" in line:
+        dev = dev_credentials(line, [(s.start, s.end, s.kind) for s in spans])
+        real = {s.kind for s, local in zip(spans, dev) if not local}
+        if "[REDACTED:" in line:  # a marker hides a value already: none is known to be dev
             kinds += REDACTED_MARKER.findall(line)
-        findings += [SecretFinding(number, kind) for kind in dict.fromkeys(kinds)]
+            real.update(REDACTED_MARKER.findall(line))
+        findings += [SecretFinding(number, kind, kind not in real)
+                     for kind in dict.fromkeys(kinds)]
     return tuple(out), tuple(findings)
 
 
