@@ -152,7 +152,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="register `serve --read-only`: agents search and read, but get no "
                         "memory_write or memory_edit")
     s.add_argument("--dry-run", action="store_true",
-                   help="print what would change, with diffs, and write nothing")
+                   help="print what would change and write nothing: the diff of each "
+                        "client's configuration, a line per skill file")
+    s.add_argument("--verbose", action="store_true",
+                   help="with --dry-run: the full diff of the skill's files too")
     s.add_argument("--uninstall", action="store_true",
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
