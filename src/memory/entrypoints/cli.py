@@ -163,8 +163,17 @@ def _parser() -> argparse.ArgumentParser:
     capture_command.add_commands(sub, common)
     graph_command.add_arguments(sub.add_parser(
         "graph", parents=common, help="write an interactive HTML page of the graph"))
-    s = sub.add_parser("eval", parents=common, help="score labelled queries (shared/eval format)")
-    s.add_argument("queries", help="a JSONL file of labelled queries")
+    s = sub.add_parser(
+        "eval", parents=common, help="score labelled queries against a memory root",
+        description="Search each labelled query of QUERIES in the memory root and score the "
+                    "hits against its evidence lines: R@k, H@k, EH@k, MRR@10, nDCG@10, L@k, "
+                    "no-answer accuracy, scope leakage, latency, and a leave-one-fold-out "
+                    "report. The query format and every metric are described in "
+                    "docs/benchmarks.md (section 'Scoring labelled queries'); a worked example "
+                    "is benchmarks/fixtures/eval-example/.")
+    s.add_argument("queries", help="a JSONL file of labelled queries, one JSON object a line: "
+                                   "qid, question, evidence [{path, line}], optional scope, "
+                                   "category, project")
     s.add_argument("--k", default="1,3,5,10", help="cut-offs to score (default 1,3,5,10)")
     s.add_argument("--results", help="also write per-query results JSONL here")
     s.add_argument("--signals", default="lexical,semantic,graph",
