@@ -147,8 +147,57 @@ def test_a_dry_run_prints_its_plan_on_stdout_and_writes_nothing(tmp_path):
     assert files_under(home) == set() and not root.exists()
     assert f"+++ {home / '.codex/config.toml'}" in plan.stdout
     assert "+[mcp_servers.ai-memory]" in plan.stdout
-    assert "+name: ai-memory" in plan.stdout  # the skill's diff
     assert "+++" not in plan.stderr
+    verbose = setup(home, root, "--install-clients", "--dry-run", "--verbose",
+                    "--clients", "codex,vscode")
+    assert verbose.returncode == 0, verbose.stderr
+    assert "+name: ai-memory" in verbose.stdout  # the skill's diff
+    assert files_under(home) == set() and not root.exists()
+
+
+def skill_lines(home: Path, stdout: str) -> dict[str, str]:
+    """The dry run's line for each file of the skill copies, by path under home."""
+    lines = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[1].startswith(str(home)) and "/skills/" in words[1] \
+                and words[1].endswith(".md"):
+            lines[Path(words[1]).relative_to(home).as_posix()] = line.strip()
+    return lines
+
+
+def test_a_dry_run_of_all_clients_gives_the_skill_a_line_per_file_and_verbose_its_diff(tmp_path):
+    home, root = tmp_path / "home", tmp_path / "memory"
+    home.mkdir()
+    shipped = {f"{folder}/{name}" for folder in SKILLS
+               for name in ("SKILL.md", "references/note-schema.md", "references/writing-notes.md")}
+
+    plan = setup(home, root, "--dry-run", "--clients", "all")
+
+    assert plan.returncode == 0, plan.stderr
+    lines = skill_lines(home, plan.stdout)
+    assert set(lines) == shipped
+    skill = (Path(__file__).resolve().parents[2] / "src/memory/skills/ai-memory/SKILL.md")
+    length = len(skill.read_text(encoding="utf-8").splitlines())
+    assert lines[".agents/skills/ai-memory/SKILL.md"].endswith(f"(+{length} -0)")
+    assert all(line.startswith("created ") for line in lines.values())
+    assert "+name: ai-memory" not in plan.stdout and "--verbose" in plan.stdout
+    assert len(plan.stdout.splitlines()) < 150  # it was ~960 with the skill in full
+    assert "+[mcp_servers.ai-memory]" in plan.stdout  # the configurations' diffs stay
+    assert files_under(home) == set()
+
+    installed = setup(home, root, "--skip-index", "--clients", "codex")
+    assert installed.returncode == 0, installed.stderr
+    copy = home / ".agents/skills/ai-memory/SKILL.md"
+    copy.write_text(copy.read_text(encoding="utf-8").replace(
+        "name: ai-memory", "name: ai-memory\nextra: line", 1), encoding="utf-8")
+    again = setup(home, root, "--dry-run", "--clients", "codex")
+    lines = skill_lines(home, again.stdout)
+    assert lines[".agents/skills/ai-memory/SKILL.md"].startswith("changed ")
+    assert lines[".agents/skills/ai-memory/SKILL.md"].endswith("(+0 -1)")
+    assert lines[".agents/skills/ai-memory/references/note-schema.md"].startswith("unchanged ")
+    verbose = setup(home, root, "--dry-run", "--verbose", "--clients", "codex")
+    assert "-extra: line" in verbose.stdout
 
 
 def test_named_roots_are_registered_side_by_side_and_root_is_accepted(tmp_path):

@@ -1,4 +1,5 @@
-"""Retrieval metrics over labelled queries, with the definitions of shared/eval/score.py."""
+"""Retrieval metrics over labelled queries (each defined in docs/benchmarks.md, "Scoring labelled
+queries"; the same definitions as the LoCoMo reference scorer, score.py)."""
 
 from __future__ import annotations
 
@@ -173,10 +174,14 @@ def _objective(queries: Sequence[Record], results: Mapping[str, Record], ks: Seq
 def fold_gains(queries: Sequence[Record], base: Mapping[str, Record],
                other: Mapping[str, Record], ks: Sequence[int], key: str = "project",
                metric: str = "EH@5") -> dict[str, float]:
-    """Per fold, how much `other`'s results beat `base`'s on `metric` (negative: lose)."""
+    """Per fold, how much `other`'s results beat `base`'s on `metric` (negative: lose).
+
+    A fold of unanswerable questions only has no such figure and is left out.
+    """
     return {name: summarize(qs, other, ks)["groups"]["all"][metric]
             - summarize(qs, base, ks)["groups"]["all"][metric]
-            for name, qs in split_folds(queries, key).items()}
+            for name, qs in split_folds(queries, key).items()
+            if any(q.get("evidence") for q in qs)}
 
 
 def control_band(queries: Sequence[Record], first: Mapping[str, Record],

@@ -152,7 +152,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="register `serve --read-only`: agents search and read, but get no "
                         "memory_write or memory_edit")
     s.add_argument("--dry-run", action="store_true",
-                   help="print what would change, with diffs, and write nothing")
+                   help="print what would change and write nothing: the diff of each "
+                        "client's configuration, a line per skill file")
+    s.add_argument("--verbose", action="store_true",
+                   help="with --dry-run: the full diff of the skill's files too")
     s.add_argument("--uninstall", action="store_true",
                    help="remove our entry (and the skill, once no entry is left)")
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
@@ -160,8 +163,17 @@ def _parser() -> argparse.ArgumentParser:
     capture_command.add_commands(sub, common)
     graph_command.add_arguments(sub.add_parser(
         "graph", parents=common, help="write an interactive HTML page of the graph"))
-    s = sub.add_parser("eval", parents=common, help="score labelled queries (shared/eval format)")
-    s.add_argument("queries", help="a JSONL file of labelled queries")
+    s = sub.add_parser(
+        "eval", parents=common, help="score labelled queries against a memory root",
+        description="Search each labelled query of QUERIES in the memory root and score the "
+                    "hits against its evidence lines: R@k, H@k, EH@k, MRR@10, nDCG@10, L@k, "
+                    "no-answer accuracy, scope leakage, latency, and a leave-one-fold-out "
+                    "report. The query format and every metric are described in "
+                    "docs/benchmarks.md (section 'Scoring labelled queries'); a worked example "
+                    "is benchmarks/fixtures/eval-example/.")
+    s.add_argument("queries", help="a JSONL file of labelled queries, one JSON object a line: "
+                                   "qid, question, evidence [{path, line}], optional scope, "
+                                   "category, project")
     s.add_argument("--k", default="1,3,5,10", help="cut-offs to score (default 1,3,5,10)")
     s.add_argument("--results", help="also write per-query results JSONL here")
     s.add_argument("--signals", default="lexical,semantic,graph",

@@ -57,7 +57,7 @@ def run_queries(service, chunks, queries: list[dict], limit: int = 10) -> dict[s
 def render(summary: dict, ks: list[int]) -> str:
     cols = ["n"] + [f"{m}@{k}" for m in ("R", "H", "EH") for k in ks] + ["MRR@10", "nDCG@10",
                                                                          f"L@{ks[-1]}"]
-    if 5 in ks:
+    if 5 in ks and ks[-1] != 5:
         cols.append("L@5")
     out = ["| group | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, row in summary["groups"].items():
@@ -74,7 +74,7 @@ def render(summary: dict, ks: list[int]) -> str:
 
 
 def load_results(path: str) -> dict[str, dict]:
-    """A results file (score.py format: one {"qid", "hits", ...} a line), by qid."""
+    """A results file (as --results writes it: one {"qid", "hits", ...} a line), by qid."""
     return {r["qid"]: r for r in load_queries(path, "results")}
 
 

@@ -118,7 +118,7 @@ def _clients(args, root: Path | None, remote) -> int:
     except (ValueError, LauncherNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _report(results, args.dry_run)
+    _report(results, args.dry_run, verbose=getattr(args, "verbose", False))
     if not args.uninstall:
         _explain(paths.command, results, clients)
         if remote is not None:
@@ -134,12 +134,24 @@ def _named_clients(value: str | None, known: tuple[str, ...]) -> list[str] | Non
     return list(known) if names == ["all"] else names
 
 
-def _report(results, dry_run: bool) -> None:
-    """What was (or in a dry run, would be) done: the command's result, so on stdout."""
+def _report(results, dry_run: bool, *, verbose: bool = False) -> None:
+    """What was (or in a dry run, would be) done: the command's result, so on stdout.
+
+    A dry run shows the diff of each client configuration (a few lines of the user's own
+    file); the skill's files, ours and hundreds of lines long, get a line each unless
+    `verbose` asks for their diffs too.
+    """
     for r in results:
         print(f"{r.client:<15} {r.action:<9} {r.path}" + (f"  {r.message}" if r.message else ""))
-        if dry_run and r.diff:
-            print(r.diff, end="" if r.diff.endswith("\n") else "\n")
+        if not dry_run:
+            continue
+        for change in r.files:
+            if r.skill and not verbose:
+                print(f"    {change.summary()}")
+            elif change.diff:
+                print(change.diff, end="" if change.diff.endswith("\n") else "\n")
+    if dry_run and not verbose and any(r.skill and r.files for r in results):
+        print("(the skill's files are summarised: --verbose shows their diffs)")
 
 
 def _explain(command: tuple[str, ...], results, clients: list[str] | None) -> None:

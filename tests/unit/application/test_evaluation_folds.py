@@ -76,6 +76,10 @@ def test_fold_gains_and_control_band():
     assert control_band(queries, base, dict(base), KS)["EH@5"] == 0.0
     assert control_band(queries, base, worse, KS)["EH@5"] == pytest.approx(0.25)
 
+    unanswerable = [*queries, {"qid": "z-0", "project": "z", "evidence": []}]
+    assert "z" not in fold_gains(unanswerable, base, worse, KS)  # it raised KeyError 'all'
+    assert control_band(unanswerable, base, worse, KS)["EH@5"] == pytest.approx(0.25)
+
 
 def test_sampling_band_is_zero_when_every_question_scores_alike_and_wide_otherwise():
     queries = corpus(per=20)

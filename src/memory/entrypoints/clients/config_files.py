@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -67,3 +68,32 @@ def unified_diff(path: Path, old: str | None, new: str | None) -> str:
         tofile=str(path) if new is not None else "/dev/null")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileDiff:
+    """What a change does to one file: `created`, `changed`, `removed` or `unchanged`,
+    the lines it adds and removes, and the unified diff itself."""
+
+    path: Path
+    action: str
+    added: int = 0
+    removed: int = 0
+    diff: str = ""
+
+    @classmethod
+    def between(cls, path: Path, old: str | None, new: str | None) -> FileDiff:
+        if old == new:
+            return cls(path=path, action="unchanged")
+        diff = unified_diff(path, old, new)
+        body = [line for line in diff.splitlines()
+                if not line.startswith(("---", "+++", "@@", "\\"))]
+        action = "created" if old is None else "removed" if new is None else "changed"
+        return cls(path=path, action=action, diff=diff,
+                   added=sum(line.startswith("+") for line in body),
+                   removed=sum(line.startswith("-") for line in body))
+
+    def summary(self) -> str:
+        """One line: what happens to the file and how many lines it gains and loses."""
+        counts = "" if self.action == "unchanged" else f" (+{self.added} -{self.removed})"
+        return f"{self.action:<9} {self.path}{counts}"

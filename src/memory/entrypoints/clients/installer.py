@@ -13,7 +13,7 @@ from memory.entrypoints.clients import (
     claude_code, claude_desktop, codex, copilot, opencode, vscode,
 )
 from memory.entrypoints.clients.config_files import (
-    BACKUP_INFIX, backup, read_text, unified_diff, write_atomic,
+    BACKUP_INFIX, FileDiff, backup, read_text, write_atomic,
 )
 from memory.entrypoints.clients.errors import ConfigSyntaxError, UneditableConfig
 from memory.entrypoints.clients.host import Host
@@ -45,7 +45,12 @@ class ClientResult:
     path: Path
     action: Action
     message: str = ""
-    diff: str = ""
+    files: tuple[FileDiff, ...] = ()  # the change to each file (a skill folder has several)
+    skill: bool = False  # a copy of our skill, not the client's own configuration
+
+    @property
+    def diff(self) -> str:
+        return "".join(f.diff for f in self.files)
 
 
 def select_targets(clients: Sequence[str] | None) -> list[ClientTarget]:
@@ -149,12 +154,13 @@ def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
     editor = _EDITORS[target.config_format]
     entry = replace(target.entry_for(run.registration), name=run.name)
 
-    def result(action: Action, message: str, diff: str = "", *, planned: bool = False,
-               text: str | None = None) -> _ConfigChange:
+    def result(action: Action, message: str, diff: FileDiff | None = None, *,
+               planned: bool = False, text: str | None = None) -> _ConfigChange:
         if planned and not run.uninstall:
             message += _bridge_note(target, run.registration)
         return _ConfigChange(result=ClientResult(client=target.name, path=path, action=action,
-                                                 message=message, diff=diff),
+                                                 message=message,
+                                                 files=() if diff is None else (diff,)),
                              planned=planned, text=text)
 
     try:
@@ -173,7 +179,7 @@ def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
         what = f"no {entry.name} entry to remove" if run.uninstall else "already registered"
         return result("unchanged", what, planned=True, text=old)
     action: Action = "removed" if run.uninstall else ("created" if old is None else "updated")
-    diff = unified_diff(path, old, new)
+    diff = FileDiff.between(path, old, new)
     if run.dry_run:
         return result(action, f"dry run: {path} not written", diff, planned=True, text=new)
     try:
@@ -262,7 +268,7 @@ def _sync_skill(path: Path, client: str, run: _Run, source: Traversable,
                              lambda: install_skill(source, path, dry_run=run.dry_run))
     users = _still_registered(path, run, changes)
     if users:
-        return ClientResult(client=client, path=path, action="unchanged",
+        return ClientResult(client=client, path=path, action="unchanged", skill=True,
                             message=f"skill kept: {', '.join(users)} still register ai-memory")
     return _skill_result(client, path, lambda: remove_skill(path, dry_run=run.dry_run))
 
@@ -272,12 +278,12 @@ def _skill_result(client: str, path: Path, change: Callable[[], SkillChange],
     try:
         done = change()
     except OSError as error:
-        return ClientResult(client=client, path=path, action="error",
+        return ClientResult(client=client, path=path, action="error", skill=True,
                             message=f"skill {path}: {error}")
     message = f"{done.message} ({note})" if note else done.message
     action: Action = done.action  # type: ignore[assignment]
     return ClientResult(client=client, path=path, action=action, message=message,
-                        diff=done.diff)
+                        files=done.files, skill=True)
 
 
 def _still_registered(path: Path, run: _Run, changes: Mapping[str, _ConfigChange]) -> list[str]:

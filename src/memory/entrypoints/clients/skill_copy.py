@@ -9,7 +9,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from memory.entrypoints.clients.config_files import unified_diff, write_atomic
+from memory.entrypoints.clients.config_files import FileDiff, write_atomic
 
 _SKIPPED_NAMES = {"__pycache__", ".DS_Store"}
 _OUR_NAME = re.compile(r"^name:[ \t]*[\"']?ai-memory[\"']?[ \t]*$", re.MULTILINE)
@@ -19,7 +19,11 @@ _OUR_NAME = re.compile(r"^name:[ \t]*[\"']?ai-memory[\"']?[ \t]*$", re.MULTILINE
 class SkillChange:
     action: str  # "created", "updated", "unchanged", "removed", "skipped"
     message: str
-    diff: str = ""
+    files: tuple[FileDiff, ...] = ()  # one per file of the skill, in a change
+
+    @property
+    def diff(self) -> str:
+        return "".join(f.diff for f in self.files)
 
 
 def bundled_skill() -> Traversable:
@@ -41,17 +45,11 @@ def _files(root: Traversable, prefix: str = "") -> dict[str, bytes]:
     return out
 
 
-def _diff(target: Path, old: dict[str, bytes], new: dict[str, bytes]) -> str:
-    parts = []
-    for name in sorted(set(old) | set(new)):
-        if old.get(name) == new.get(name):
-            continue
-        before, after = old.get(name), new.get(name)
-        parts.append(unified_diff(
-            target / name,
-            None if before is None else before.decode("utf-8", "replace"),
-            None if after is None else after.decode("utf-8", "replace")))
-    return "".join(parts)
+def _diff(target: Path, old: dict[str, bytes], new: dict[str, bytes]) -> tuple[FileDiff, ...]:
+    def text(data: bytes | None) -> str | None:
+        return None if data is None else data.decode("utf-8", "replace")
+    return tuple(FileDiff.between(target / name, text(old.get(name)), text(new.get(name)))
+                 for name in sorted(set(old) | set(new)))
 
 
 def install_skill(source: Traversable, target: Path, *, dry_run: bool) -> SkillChange:
@@ -68,15 +66,15 @@ def install_skill(source: Traversable, target: Path, *, dry_run: bool) -> SkillC
     if present == wanted:
         return SkillChange(action="unchanged", message="skill already up to date")
     action = "updated" if target.exists() else "created"
-    diff = _diff(target, present, wanted)
+    files = _diff(target, present, wanted)
     if dry_run:
-        return SkillChange(action=action, message="dry run: skill not copied", diff=diff)
+        return SkillChange(action=action, message="dry run: skill not copied", files=files)
     for name, data in wanted.items():
         if present.get(name) != data:
             write_atomic(target / name, data)
     for name in set(present) - set(wanted):
         (target / name).unlink()
-    return SkillChange(action=action, message=f"skill copied to {target}", diff=diff)
+    return SkillChange(action=action, message=f"skill copied to {target}", files=files)
 
 
 def remove_skill(target: Path, *, dry_run: bool) -> SkillChange:
@@ -90,8 +88,8 @@ def remove_skill(target: Path, *, dry_run: bool) -> SkillChange:
     if not skill.is_file() or not _OUR_NAME.search(skill.read_text("utf-8", "replace")):
         return SkillChange(action="skipped",
                            message=f"{target} does not look like our skill; left alone")
-    diff = _diff(target, _files(target), {})
+    files = _diff(target, _files(target), {})
     if dry_run:
-        return SkillChange(action="removed", message="dry run: skill not removed", diff=diff)
+        return SkillChange(action="removed", message="dry run: skill not removed", files=files)
     shutil.rmtree(target)
-    return SkillChange(action="removed", message=f"removed {target}", diff=diff)
+    return SkillChange(action="removed", message=f"removed {target}", files=files)
