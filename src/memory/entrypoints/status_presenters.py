@@ -41,7 +41,7 @@ def model_words(state: EmbedderState, failure: str | None) -> str:
     if state is EmbedderState.READY:
         return "ready; semantic search on"
     if state is EmbedderState.NOT_LOADED:
-        return "loads on first use (a few seconds); semantic search on from then"
+        return "loads on first use (a few seconds), then semantic search is on"
     if state is EmbedderState.LOADING:
         return "loading; searches until it is ready are lexical only"
     return f"off ({shown(failure or 'failed to load')}); searches are lexical only"
