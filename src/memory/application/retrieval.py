@@ -139,6 +139,11 @@ class RetrievalEngine:
         return bounded_items(redacted([item for _, item in cited], texts),
                              self._config.context.budget_chars)
 
+    def explained(self, request: SearchRequest) -> tuple[SearchTrace, tuple[Candidate, ...]]:
+        """A search's trace for memory_explain, with the candidates it returns items for."""
+        trace = self.trace(request)
+        return trace, self.returned(trace)
+
     def returned(self, trace: SearchTrace) -> tuple[Candidate, ...]:
         """The candidates search returns an item for: chosen, cited (a candidate whose lines
         an earlier item already cites gives none) and not a no-answer."""

@@ -16,11 +16,10 @@ from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHA
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
                                          line_range, scope_filter)
 from memory.application.note_texts import NoteTexts
-from memory.application.retrieval import RetrievalEngine, SearchTrace
+from memory.application.retrieval import RetrievalEngine
 from memory.application.search_config import SearchConfig
 from memory.application.verdict import CURRENT, Verdict, read_verdict
 from memory.domain.budget import shown_name
-from memory.domain.candidates import Candidate
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
@@ -133,12 +132,8 @@ class MemoryService:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
         verdict = self._before_search()
-
-        def read(g: Generation, w: list[str]) -> tuple[Generation, tuple[str, ...], SearchTrace,
-                                                       tuple[Candidate, ...]]:
-            trace = self.engine.trace(request)
-            return g, read_verdict(verdict, g, w)[1], trace, self.engine.returned(trace)
-        generation, warnings, trace, returned = self._from_one_generation(read)
+        generation, warnings, (trace, returned) = self._from_one_generation(lambda g, w: (
+            g, read_verdict(verdict, g, w)[1], self.engine.explained(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)
