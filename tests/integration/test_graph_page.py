@@ -157,3 +157,18 @@ def test_too_many_nodes_or_no_graph_are_clear_errors(root, tmp_path):
     assert missing.returncode == 1 and "refresh --mode full" in missing.stderr
     assert "Traceback" not in crowded.stderr + missing.stderr
     assert not (tmp_path / "x.html").exists() and not (tmp_path / "y.html").exists()
+
+
+def test_a_scope_no_note_has_and_a_graph_behind_the_index_are_said(root, tmp_path):
+    empty = run("graph", "--root", str(root), "--html", str(tmp_path / "nope.html"),
+                "--repository", "payments-apl")
+    assert empty.returncode == 0, empty.stderr[-3000:]
+    assert "scope matches no note" in empty.stderr and "closest: payments-api" in empty.stderr
+    assert "scope matches no note" in (tmp_path / "nope.html").read_text(encoding="utf-8")
+    later = tmp_path / "later"
+    make_root(later, "full")
+    (later / "Ops/Queue.md").write_text("# Queue\n\nWritten after the graph.\n", encoding="utf-8")
+    assert run("refresh", "--root", str(later)).returncode == 0  # the index only
+    behind = draw(later, tmp_path / "behind.html")
+    assert any("graph behind index by 1 notes" in w for w in behind["warnings"]), behind
+    assert "graph behind index" in (tmp_path / "behind.html").read_text(encoding="utf-8")

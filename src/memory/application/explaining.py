@@ -15,10 +15,14 @@ from memory.domain.explanation import (CandidateSignals, ExplainedCandidate, Exp
 from memory.domain.notes import Note
 
 
-def explanation(trace: SearchTrace, config: SearchConfig, generation: Generation,
-                warnings: Sequence[str], limit: int,
+def explanation(trace: SearchTrace, returned: Sequence[Candidate], config: SearchConfig,
+                generation: Generation, warnings: Sequence[str], limit: int,
                 identity: IdentityExplanation | None = None) -> Explanation:
+    """`returned`: the candidates the same search returns items for (RetrievalEngine.returned);
+    they are listed even when ranked below `limit`, so "returned" counts what search gives."""
     query, lists = trace.query, trace.gathered.lists
+    shown = [(rank, c) for rank, c in enumerate(trace.ranked, 1)
+             if rank <= limit or c in returned]
     return Explanation(
         query=query.text, scope=AppliedScope.of(query.scope), generation=generation,
         no_answer=trace.no_answer, no_answer_reason=trace.no_answer_reason,
@@ -27,12 +31,12 @@ def explanation(trace: SearchTrace, config: SearchConfig, generation: Generation
         weights=dict(config.fusion.weights), rrf_k=config.fusion.rrf_k,
         counts=SignalCounts(lexical=len(lists.lexical), semantic=len(lists.semantic),
                             graph=len(lists.graph)),
-        candidates=tuple(_candidate(c, trace, rank)
-                         for rank, c in enumerate(trace.ranked[:limit], 1)),
+        candidates=tuple(_candidate(c, trace, rank, c in returned) for rank, c in shown),
         warnings=(*warnings, *trace.warnings), identity=identity)
 
 
-def _candidate(c: Candidate, trace: SearchTrace, rank: int) -> ExplainedCandidate:
+def _candidate(c: Candidate, trace: SearchTrace, rank: int,
+               returned: bool) -> ExplainedCandidate:
     return ExplainedCandidate(
         rank=rank, memory_id=c.note.memory_id, path=c.note.path,
         citation=f"{c.chunk.path}:L{c.chunk.start_line}-L{c.chunk.end_line}",
@@ -42,10 +46,11 @@ def _candidate(c: Candidate, trace: SearchTrace, rank: int) -> ExplainedCandidat
                                  graph=RankScore(rank=c.graph_rank, score=c.graph_score)),
         matched_terms=trace.query.features.matched_terms(c.chunk.indexed_text),
         reasons=c.reasons, status=c.note.effective_status.value,
-        returned=c in trace.chosen and not trace.no_answer)
+        returned=returned)
 
 
-def identity_explanation(name: str, note: Note | None, trace: SearchTrace) -> IdentityExplanation:
+def identity_explanation(name: str, note: Note | None, trace: SearchTrace,
+                         returned_by: Sequence[Candidate]) -> IdentityExplanation:
     """Why the note called `name` (None: no such note) was or was not returned."""
     if note is None:
         return IdentityExplanation(name=name, found=False,
@@ -56,8 +61,7 @@ def identity_explanation(name: str, note: Note | None, trace: SearchTrace) -> Id
     if not flt.admits(note):
         return evolve(known, why=flt.exclusion(note) or "")
     ranks = [(i, c) for i, c in enumerate(trace.ranked, 1) if c.note.memory_id == note.memory_id]
-    returned = not trace.no_answer and any(c.note.memory_id == note.memory_id
-                                           for c in trace.chosen)
+    returned = any(c.note.memory_id == note.memory_id for c in returned_by)
     if not ranks:
         return evolve(known, why=(
             "in scope, but no signal found it: none of its chunks matched the query words, "

@@ -16,7 +16,7 @@ from memory.application.requests import SearchRequest
 from memory.application.search_config import SearchConfig
 from memory.domain.budget import bounded_items
 from memory.domain.candidates import Candidate, CandidateLists, Gathered, Query
-from memory.domain.citing import redacted
+from memory.domain.citing import NoteText, redacted
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
 from memory.domain.query_gate import PASS
@@ -135,7 +135,22 @@ class RetrievalEngine:
 
     def evidence(self, trace: SearchTrace) -> tuple[EvidenceItem, ...]:
         """Read the chosen notes' lines, then focus, expand, redact and bound each item."""
+        texts, cited = self._cited(trace)
+        return bounded_items(redacted([item for _, item in cited], texts),
+                             self._config.context.budget_chars)
+
+    def explained(self, request: SearchRequest) -> tuple[SearchTrace, tuple[Candidate, ...]]:
+        """A search's trace for memory_explain, with the candidates it returns items for."""
+        trace = self.trace(request)
+        return trace, self.returned(trace)
+
+    def returned(self, trace: SearchTrace) -> tuple[Candidate, ...]:
+        """The candidates search returns an item for: chosen, cited (a candidate whose lines
+        an earlier item already cites gives none) and not a no-answer."""
+        return () if trace.no_answer else tuple(c for c, _ in self._cited(trace)[1])
+
+    def _cited(self, trace: SearchTrace) -> tuple[dict[str, NoteText],
+                                                  tuple[tuple[Candidate, EvidenceItem], ...]]:
         cfg = self._config
         texts = self._gather.texts(c.note.memory_id for c in trace.chosen)
-        items = cfg.context.cite(trace.chosen, texts, trace.query, cfg.focus)
-        return bounded_items(redacted(items, texts), cfg.context.budget_chars)
+        return texts, cfg.context.cited(trace.chosen, texts, trace.query, cfg.focus)

@@ -132,14 +132,14 @@ class MemoryService:
         request = SearchRequest.parse(query, **filters)
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
         verdict = self._before_search()
-        generation, warnings, trace = self._from_one_generation(lambda g, w: (
-            g, read_verdict(verdict, g, w)[1], self.engine.trace(request)))
+        generation, warnings, (trace, returned) = self._from_one_generation(lambda g, w: (
+            g, read_verdict(verdict, g, w)[1], self.engine.explained(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)
-            known = identity_explanation(name, matches[0] if matches else None, trace)
-        return explanation(trace, self.engine.config, generation, warnings, request.limit,
-                           known)
+            known = identity_explanation(name, matches[0] if matches else None, trace, returned)
+        return explanation(trace, returned, self.engine.config, generation, warnings,
+                           request.limit, known)
 
     # -- writing -------------------------------------------------------------------------
 

@@ -45,6 +45,12 @@ class ContextConfig:
     def cite(self, chosen: Sequence[Candidate], texts: Mapping[str, NoteText],
              query: Query, focus: LineFocus | None) -> tuple[EvidenceItem, ...]:
         """Expand each item in rank order; later items never overlap earlier ones."""
+        return tuple(item for _, item in self.cited(chosen, texts, query, focus))
+
+    def cited(self, chosen: Sequence[Candidate], texts: Mapping[str, NoteText], query: Query,
+              focus: LineFocus | None) -> tuple[tuple[Candidate, EvidenceItem], ...]:
+        """Each candidate that gets an item, with it: one whose lines earlier items already
+        cite gets none (what search returns, and what memory_explain marks returned)."""
         cited: dict[str, list[Span]] = {}
         per_item = allot(self.budget_chars, len(chosen))
         items = []
@@ -57,7 +63,7 @@ class ContextConfig:
             if text.lines:
                 span = self._expand(span, text, per_item, blocked)
             blocked.append(span)
-            items.append(EvidenceItem.of(c, span, _text_of(span, text, c.chunk)))
+            items.append((c, EvidenceItem.of(c, span, _text_of(span, text, c.chunk))))
         return tuple(items)
 
     def _expand(self, span: Span, text: NoteText, per_item: int, blocked: list[Span]) -> Span:

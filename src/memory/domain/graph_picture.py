@@ -32,6 +32,7 @@ class GraphPicture:
     generation: str
     nodes: tuple[PictureNode, ...]
     edges: tuple[PictureEdge, ...]
+    warnings: tuple[str, ...] = ()  # what the reader must know: an empty scope, a stale graph
 
     @property
     def notes(self) -> tuple[PictureNode, ...]:

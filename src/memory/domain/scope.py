@@ -187,6 +187,12 @@ class ScopeNames:
         return cls(repositories=frozenset(repositories), projects=frozenset(projects),
                    tickets=frozenset(tickets))
 
+    def tickets_in(self, text: str) -> tuple[str, ...]:
+        """The tickets `text` mentions: ids it names that a note owns (by its folder
+        `Tickets/<ID>/` or front matter `ticket:`), the tickets `--ticket` finds. An id no
+        note owns (ADR-007, a decision's number; ISO-8601) is a mention of no ticket."""
+        return tuple(t for t in ticket_ids_in(text) if t in self.tickets)
+
     def unmatched(self, flt: ScopeFilter) -> tuple[str, ...]:
         """A warning for each repository, project or ticket of `flt` that no note names,
         with the closest names memory knows (a typo, another spelling)."""

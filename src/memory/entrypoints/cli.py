@@ -24,6 +24,7 @@ from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest
 from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
                                 status_presenters)
+from memory.entrypoints.cli_progress import notices_on_stderr
 from memory.entrypoints.error_kinds import kind_of
 from memory.entrypoints.settings import Settings
 from memory.entrypoints.wording import cli_words, in_cli_words
@@ -247,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
+    notices_on_stderr()  # the model's one-time ONNX export says so: ~30 s of silence otherwise
     try:
         code = _dispatch(_parser().parse_args(argv))
         sys.stdout.flush()  # a reader gone away shows here, not at the interpreter's exit

@@ -6,6 +6,7 @@ step for the whole build) shows what it is doing and for how long, so it never l
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -95,3 +96,28 @@ class TerminalProgress:
     def _ticking(self) -> None:
         while not self._stop.wait(self._tick_s):
             self.tick()
+
+
+
+NOTICES = "memory.adapters.embeddings"  # long one-time work (the model's ONNX export) says so
+
+
+class _StderrLines(logging.Handler):
+    """Each record as a plain line on the stderr of the moment (tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # a closed stream: the line is lost, the command is not
+            self.handleError(record)
+
+
+def notices_on_stderr() -> None:
+    """Show the embedding adapter's progress lines (INFO and up) as plain lines on stderr,
+    once per process, and there only (a server's log would repeat them)."""
+    logger = logging.getLogger(NOTICES)
+    if any(isinstance(h, _StderrLines) for h in logger.handlers):
+        return
+    logger.addHandler(_StderrLines())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False

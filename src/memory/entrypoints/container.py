@@ -150,7 +150,9 @@ class UseCases(containers.DeclarativeContainer):
         enabled=config.auto_scope)
     browser = providers.Singleton(NoteBrowser, catalogue=catalogue, source=source, index=index,
                                   before_read=before_search)
-    picture = providers.Singleton(MemoryPicture, graph=graph_picture, catalogue=catalogue)
+    picture = providers.Singleton(MemoryPicture, graph=graph_picture, catalogue=catalogue,
+                                  scope_names=scope_names,
+                                  graph_lag=providers.Callable(lambda i: i.graph_lag, indexer))
     capture = providers.Singleton(
         CaptureService, writer=writer, catalogue=providers.Singleton(IndexCatalogue, catalogue),
         similar=providers.Singleton(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from memory.domain.errors import InvalidRequest
@@ -46,11 +47,13 @@ def run_graph(args: argparse.Namespace, settings: Settings) -> int:
         scope += f", status {args.status}"
     try:
         write_page(picture, target, title=f"ai-memory: {settings.root}", scope=scope)
+        for warning in picture.warnings:  # the page says them too
+            print(f"warning: {warning}", file=sys.stderr)
     except OSError as e:
         raise InvalidRequest(f"cannot write {target}: {e.strerror or e}") from e
     summary = {"html": str(target.resolve()), "graph_generation": picture.generation,
                "notes": len(picture.notes), "nodes": len(picture.nodes),
-               "edges": len(picture.edges), "scope": scope}
+               "edges": len(picture.edges), "scope": scope, "warnings": list(picture.warnings)}
     print(json.dumps(summary, indent=2) if args.json else
           f"wrote {summary['html']}: {summary['notes']} notes, {summary['nodes']} nodes, "
           f"{summary['edges']} edges (graph generation {picture.generation}, {scope})")

@@ -33,11 +33,12 @@ script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src d
  body {{ margin: 0; font: 14px system-ui, sans-serif; color: #222; }}
  header {{ padding: 8px 16px; border-bottom: 1px solid #ddd; }}
  header h1 {{ font-size: 18px; margin: 0 0 4px; }}
+ .warning {{ color: #a4301c; margin-top: 4px; }}
  #picked {{ padding: 6px 16px; min-height: 1.4em; font-family: ui-monospace, monospace; }}
 </style>
 </head>
 <body>
-<header><h1>{title}</h1><div id="summary">{summary}</div></header>
+<header><h1>{title}</h1><div id="summary">{summary}</div>{warnings}</header>
 <div id="picked">Click a node to see its path and memory_id.</div>
 {figure}
 <script>
@@ -62,8 +63,11 @@ def write_page(picture: GraphPicture, target: Path, *, title: str, scope: str) -
     summary = (f"graph generation {picture.generation} &middot; {html.escape(scope)} &middot; "
                + ", ".join(f"{html.escape(kind)}: {count}" for kind, count in kinds.most_common())
                + f", edges: {len(picture.edges)}")
+    warnings = "".join(f'<div class="warning">warning: {html.escape(w)}</div>'
+                       for w in picture.warnings)
     _write_atomically(target, PAGE.format(title=html.escape(title), summary=summary,
-                                          figure=body, div_id=json.dumps(div_id)))
+                                          warnings=warnings, figure=body,
+                                          div_id=json.dumps(div_id)))
 
 
 def _positions(picture: GraphPicture) -> dict[str, tuple[float, float]]:

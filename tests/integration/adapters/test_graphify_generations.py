@@ -16,6 +16,7 @@ from memory.adapters.graphify import GraphifyGenerations, GraphifyGraph
 from memory.adapters.graphify.generations import build_timeout_s
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.domain.markdown import links
+from memory.domain.scope import ScopeFilter
 from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphGenerations, GraphStage
 
@@ -39,7 +40,7 @@ VAULT = {
         ---
         # Retry policy
         ## Backoff
-        `RetryClient.send` backs off; the storm was ALPHA-142.
+        `RetryClient.send` backs off; the storm was ALPHA-142, as ADR-007 decided.
         """,
     "Repos/alpha/Notes/retry-old.md": """\
         ---
@@ -161,6 +162,14 @@ def test_declared_relations_and_scopes_become_edges(built):
     assert ("retry-policy", "mentions", "ticket:ALPHA-142") in found
     assert ("retry-policy", "tagged", "tag:retry") in found
     assert ("repo-alpha", "references", "retry-policy") in found  # Graphify's own
+
+
+def test_every_ticket_node_is_a_ticket_the_ticket_scope_finds(built):
+    tickets = {n["label"] for n in built["data"]["nodes"] if n.get("node_kind") == "ticket"}
+    assert tickets == {"ALPHA-142"}  # ADR-007 is mentioned, and no note is of it
+    notes = [d.note for d in documents(built["root"])]
+    for ticket in tickets:
+        assert any(ScopeFilter(ticket=ticket).admits(n) for n in notes), ticket
 
 
 def test_alias_links_are_resolved(built):

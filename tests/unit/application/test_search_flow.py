@@ -253,3 +253,35 @@ def test_a_name_that_is_the_subject_memory_never_mentions_still_has_no_answer():
     w.refresh("full")
     packet = w.service.search("How do we rotate the Kafka broker TLS keystore?")
     assert packet.no_answer and "Kafka" in packet.no_answer_reason
+
+
+def _returned(explained):
+    return [c for c in explained.candidates if c.returned]
+
+
+def test_explain_marks_returned_exactly_the_candidates_search_returns_items_for():
+    # The second window (L9-L12) ranks first and its item grows up over the first window
+    # (L1-L6): search gives no item for the first, so explain must not mark it returned.
+    swallowed = ("# Retry\n\nbudget webhook\nplain text\nplain text\nwebhook\n\n\n"
+                 "retry retry budget\nretry webhook budget\nwebhook retry\nretry budget")
+    w = World([make_doc("Notes/Retry.md", swallowed),
+               make_doc("Notes/Other.md", "# Other\n\nretry elsewhere.\n")])
+    assert w.refresh("full").ok
+    packet = w.service.search("retry budget webhook")
+    explained = w.service.explain("retry budget webhook")
+    assert len(_returned(explained)) == len(packet.items), (explained.candidates, packet.items)
+    assert {c.path for c in _returned(explained)} == {i.path for i in packet.items}
+    assert w.service.explain("retry budget webhook", identity="Notes/Other.md").identity.returned
+
+
+def test_explain_lists_every_returned_candidate_even_below_the_limit_it_ranks():
+    # Two windows of one note overlap, so search's items come from further down the ranking
+    # than `limit`; explain still lists (and marks) each one search returns.
+    notes = [make_doc(f"Notes/N{n}.md", "# N\n\n" + "\n".join(
+        f"retry budget webhook line {i}" for i in range(14)) + "\n") for n in range(3)]
+    w = World([*notes, make_doc("Notes/Weak.md", "# Weak\n\nretry once.\n")])
+    assert w.refresh("full").ok
+    packet = w.service.search("retry budget webhook", limit=4)
+    explained = w.service.explain("retry budget webhook", limit=4)
+    assert len(_returned(explained)) == len(packet.items)
+    assert sorted(c.path for c in _returned(explained)) == sorted(i.path for i in packet.items)

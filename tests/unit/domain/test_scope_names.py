@@ -41,3 +41,10 @@ def test_a_name_close_to_nothing_lists_some_known_ones_and_each_field_is_said():
     assert "project 'qqqq'" in warnings[1]
     [none] = ScopeNames().unmatched(ScopeFilter(ticket="ABC-1"))
     assert "no note names any ticket" in none
+
+
+def test_a_mention_is_of_a_ticket_only_when_a_note_owns_it():
+    text = "The storm was PAY-142; ADR-007 decided the backoff, per ISO-8601."
+    assert NAMES.tickets_in(text) == ("PAY-142",)
+    for ticket in NAMES.tickets_in(text):  # each is one the ticket scope finds
+        assert NAMES.unmatched(ScopeFilter(ticket=ticket)) == ()

@@ -8,6 +8,7 @@ neither torch nor transformers, so a server on this backend never imports them.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import subprocess
 import sys
@@ -21,6 +22,12 @@ FINGERPRINTED = ("config.json", "model.safetensors", "tokenizer.json")
 GRAPH_NAME = "model.onnx"
 QUANTIZED_NAME = "model-int8.onnx"
 EXPORT_TIMEOUT_S = 900.0
+# The first start on a machine pauses this long: say what and why, on stderr (a log line),
+# never on stdout, which is the stdio server's protocol channel.
+EXPORTING = ("exporting the embedding model to ONNX once (about 30 s) into {target}; "
+             "later starts reuse it")
+QUANTIZING = "quantizing the ONNX model to int8 once (about 30 s) into {target}"
+log = logging.getLogger(__name__)
 
 
 class OnnxExportFailed(RuntimeError):
@@ -52,10 +59,12 @@ def exported_graph(model_dir: Path, cache_dir: Path, precision: str = "fp32") ->
     (and quantized) first if there is none."""
     target = cache_dir / "onnx" / fingerprint(model_dir)
     if not (target / GRAPH_NAME).is_file():
+        log.info(EXPORTING.format(target=target))
         _run_export(model_dir, target)
     if precision == "fp32":
         return target / GRAPH_NAME
     if not (target / QUANTIZED_NAME).is_file():
+        log.info(QUANTIZING.format(target=target))
         _run_export(model_dir, target, "--int8")
     if not (target / QUANTIZED_NAME).is_file():
         raise OnnxExportFailed("int8 quantization wrote no graph")

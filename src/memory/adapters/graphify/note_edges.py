@@ -12,7 +12,7 @@ from memory.adapters.graphify.note_names import NoteNames
 from memory.domain.identity import assign_identities
 from memory.domain.markdown import field_line, front_matter_lines, links
 from memory.domain.notes import Note, NoteDocument
-from memory.domain.scope import ticket_ids_in
+from memory.domain.scope import ScopeNames
 
 ORIGIN = "ai-memory"
 # When two relations land on the same directed pair, the more specific one names the edge.
@@ -30,6 +30,8 @@ class NoteEdges:
         self._g = graph
         self._docs = sorted(documents, key=lambda d: d.note.path)
         self._names = NoteNames([d.note for d in self._docs])
+        # A ticket node only for a ticket some note owns: each is one `--ticket` finds.
+        self._scope_names = ScopeNames.of(d.note for d in self._docs)
         self._page: dict[str, str] = {}  # note path -> page node id
         self.stats: dict = {"notes": len(self._docs), "own_pages": 0, "added_edges": 0,
                             "unresolved": 0, "unresolved_examples": [], "renamed_ids": []}
@@ -120,7 +122,7 @@ class NoteEdges:
         if note.ticket:
             self._link(note, self._concept("ticket", note.ticket.upper()), "ticket", None)
         start = _body_start(doc) - 1
-        for ticket in ticket_ids_in("\n".join((note.title, *doc.lines[start:]))):
+        for ticket in self._scope_names.tickets_in("\n".join((note.title, *doc.lines[start:]))):
             if ticket != (note.ticket or "").upper():
                 self._link(note, self._concept("ticket", ticket), "mentions",
                            _line_of(doc.lines, ticket, start=start))
