@@ -81,3 +81,17 @@ def test_every_list_of_cross_cutting_folders_is_the_code_s():
             if len(listed) >= 3 and len(listed) < len(CROSS_CUTTING_FOLDERS):
                 short.append(f"{name}: {paragraph.strip()[:80]!r} lists {listed}")
     assert not short, short
+
+
+def test_the_readme_names_every_prompt_and_resource_template_the_server_declares():
+    async def listing():
+        async with Client(build_server(lambda: None, browser=lambda: None)) as client:
+            return ({p.name for p in (await client.list_prompts()).prompts},
+                    {t.uri_template for t in (await client.list_resource_templates())
+                     .resource_templates})
+    prompts, templates = anyio.run(listing)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert prompts and all(f"`{name}`" in readme for name in prompts), prompts
+    assert templates and all(f"`{t}`" in readme for t in templates), templates
+    written = {t for path in DOCS for t in re.findall(r"`(memory://[a-z]+/\{[^`]*\})`", prose(path))}
+    assert written <= templates, written - templates

@@ -25,7 +25,7 @@ from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 STALE_INDEX = ("the index is older than the newest Markdown change: run memory_refresh "
-               "(a running `ai-memory serve` does it by itself)")
+               "(the next search also indexes small edits before it answers)")
 # Notes gone from where the graph has them: its answers name files that are not there.
 GRAPH_MOVED = ("{lag}: the graph still has notes that moved or were removed, so "
                "memory_neighbors and memory_path can answer with paths that no longer exist; "
