@@ -41,6 +41,8 @@ VAULT = {
     "Decisions/rollback.md": "---\nmemory_id: rollback\n---\n# Rollback\nSee [[canary]].\n",
     "Decisions/canary.md": "---\nmemory_id: canary\n---\n# Canary\n",
     "Workflows/orphan.md": "# Orphan\nNo links at all.\n",
+    # A ticket is an id a note belongs to: the mention in retry-policy links to this one.
+    "Repos/alpha/Tickets/ALPHA-142/storm.md": "# Storm\nThe retry storm.\n",
 }
 
 
