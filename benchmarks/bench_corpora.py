@@ -27,8 +27,8 @@ from memory.adapters.inmemory import (DeterministicEmbedder, FixedClock, InMemor
                                       InMemoryLock, InMemoryRefreshHistory)
 from memory.adapters.markdown import MarkdownNoteSource
 from memory.application.evaluation import percentile, summarize
-from memory.application.indexer import Indexer
-from memory.application.requests import SearchRequest
+from memory.application.refresh.indexer import Indexer
+from memory.application.search.requests import SearchRequest
 from memory.domain.evidence import EvidencePacket, Generation
 from memory.entrypoints.container import Application, build
 from memory.entrypoints.eval_command import load_queries, run_queries

@@ -27,8 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memory.application.capture_index import DuplicatePolicy, IndexSimilarNotes
-from memory.application.retrieval import RetrievalEngine
+from memory.application.capture.index import DuplicatePolicy, IndexSimilarNotes
+from memory.application.search.retrieval import RetrievalEngine
 from memory.domain.placement import ScopeKey, WriteScope
 from memory.entrypoints.container import DUPLICATE_SEARCH, build
 from memory.entrypoints.settings import Settings

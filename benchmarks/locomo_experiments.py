@@ -37,7 +37,7 @@ from attrs import evolve, frozen
 from dependency_injector import providers
 
 from memory.application.evaluation import summarize
-from memory.application.search_config import SearchConfig
+from memory.application.search.config import SearchConfig
 from memory.domain.candidates import Hit
 from memory.domain.citing import ContextConfig
 from memory.domain.context import Span

@@ -17,8 +17,8 @@ from bench_corpora import (BENCH_DIR, LOCOMO, EngineSearch, cpu_timed, each, env
                            lexical_only_app, locomo_app, locomo_queries, percentiles,
                            record_quality, timed_pass)
 from memory.adapters.inmemory import DeterministicEmbedder, InMemoryIndex, InMemoryVectorIndex
-from memory.application.retrieval import RetrievalEngine
-from memory.application.search_config import GatherConfig, SearchConfig
+from memory.application.search.retrieval import RetrievalEngine
+from memory.application.search.config import GatherConfig, SearchConfig
 from memory.domain.scope import ScopeFilter
 from memory.entrypoints.eval_command import scope_of
 

@@ -27,7 +27,7 @@ import pytest
 
 from bench_corpora import (BENCH_DIR, cpu_seconds, env_ints, generated_root, latencies_of,
                            percentiles, real_app)
-from memory.application.capture_requests import EditRequest, WriteRequest
+from memory.application.capture.requests import EditRequest, WriteRequest
 from memory.domain.new_note import Author
 from memory.domain.note_text import file_hash
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from attrs import evolve, frozen
 
 from memory.application.evaluation import summarize
-from memory.application.search_config import SearchConfig
+from memory.application.search.config import SearchConfig
 from memory.domain.item_order import LineOrder
 from memory.domain.outcome_sections import OutcomeSections
 from question_shapes import asks_for_many

@@ -52,9 +52,9 @@ def test_the_unplanted_copy_keeps_every_contract(tree):
 
 
 @pytest.mark.parametrize("module, statement", [
-    ("memory.adapters.sqlite.planted", "from memory.application.retrieval import RetrievalEngine"),
-    ("memory.adapters.markdown.planted", "import memory.application.indexer"),
-    ("memory.adapters.inmemory.planted", "from memory.application import requests"),
+    ("memory.adapters.sqlite.planted", "from memory.application.search.retrieval import RetrievalEngine"),
+    ("memory.adapters.markdown.planted", "import memory.application.refresh.indexer"),
+    ("memory.adapters.inmemory.planted", "from memory.application.search import requests"),
 ])
 def test_an_adapter_importing_the_application_fails(tree, module, statement):
     plant(tree, module, statement)
@@ -130,7 +130,7 @@ def test_a_module_allowed_to_pass_the_environment_on_still_may_not_read_it(tree)
 # test_every_contract_has_a_planted_violation.
 PLANTS = {
     "Hexagon layers point inward": [
-        ("memory.domain.planted", "from memory.application import retrieval"),
+        ("memory.domain.planted", "from memory.application.search import retrieval"),
         ("memory.ports.planted", "import memory.adapters.sqlite"),
         ("memory.application.planted", "from memory.entrypoints import cli"),
         ("memory.planted", "X = 1"),  # a module in no layer (the contract is exhaustive)
@@ -149,7 +149,7 @@ PLANTS = {
         ("memory.domain.planted", "from tomlkit import parse"),
     ],
     "Adapters do not import the application": [
-        ("memory.adapters.graphify.planted", "from memory.application import indexer"),
+        ("memory.adapters.graphify.planted", "from memory.application.refresh import indexer"),
     ],
     "Only entrypoints know dependency_injector": [
         ("memory.adapters.git.planted", "import dependency_injector"),

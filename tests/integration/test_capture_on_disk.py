@@ -6,8 +6,8 @@ import pytest
 from memory.adapters.inmemory import FixedClock
 from memory.adapters.markdown.note_source import MarkdownNoteSource
 from memory.adapters.markdown.note_writer import MarkdownNoteWriter
-from memory.application.capture import CaptureService
-from memory.application.capture_requests import EditRequest, WriteRequest
+from memory.application.capture.service import CaptureService
+from memory.application.capture.requests import EditRequest, WriteRequest
 from memory.domain.capture_errors import EditConflict, SecretInNote
 from memory.domain.errors import AiMemoryError, InvalidRequest
 from memory.domain.evidence import EvidenceItem, Signals

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import PaginatedRequestParams
 
-from memory.application.browse import MAX_TEXT_CHARS, PAGE_SIZE
+from memory.application.browse.notes import MAX_TEXT_CHARS, PAGE_SIZE
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 FILLER = PAGE_SIZE + 20  # more notes than one page holds

@@ -9,9 +9,9 @@ from memory.adapters.inmemory import (DeterministicEmbedder, FixedClock, InMemor
                                       InMemoryGenerations, InMemoryGraph, InMemoryIndex,
                                       InMemoryLock, InMemoryNoteSource, InMemoryRefreshHistory,
                                       InMemoryVectorIndex)
-from memory.application.indexer import Indexer
-from memory.application.retrieval import RetrievalEngine, SearchConfig
-from memory.application.scope_names import CatalogueScopeNames
+from memory.application.refresh.indexer import Indexer
+from memory.application.search.retrieval import RetrievalEngine, SearchConfig
+from memory.application.search.scope_names import CatalogueScopeNames
 from memory.application.service import MemoryService
 from memory.domain.chunking import chunk_lines
 from memory.domain.health import WriteAccess

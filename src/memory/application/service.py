@@ -8,17 +8,17 @@ from typing import Any, TypeVar
 
 from attrs import asdict, evolve
 
-from memory.application.explaining import explanation, identity_explanation
+from memory.application.search.explaining import explanation, identity_explanation
 from memory.application.health_check import HealthCheck
-from memory.application.indexer import Indexer, Progress
-from memory.application.graph_scope import ScopeFence, graph_id, outside_scope
-from memory.application.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
+from memory.application.refresh.indexer import Indexer, Progress
+from memory.application.graph.scope import ScopeFence, graph_id, outside_scope
+from memory.application.search.requests import (MAX_DEPTH, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS, SearchRequest, bounded_int, clean_text,
                                          line_range, scope_filter)
-from memory.application.note_texts import NoteTexts
-from memory.application.retrieval import RetrievalEngine
-from memory.application.search_config import SearchConfig
-from memory.application.verdict import CURRENT, Verdict, read_verdict
+from memory.application.browse.note_texts import NoteTexts
+from memory.application.search.retrieval import RetrievalEngine
+from memory.application.search.config import SearchConfig
+from memory.application.refresh.verdict import CURRENT, Verdict, read_verdict
 from memory.domain.budget import shown_name
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.evidence import AppliedScope, EvidencePacket, Generation

@@ -85,7 +85,7 @@ def check_serve_flags(settings) -> None:
 
 def run_capture(args, settings):
     """The write or edit asked for: (its result, the presenter of its text)."""
-    from memory.application.capture_requests import EditRequest, WriteRequest
+    from memory.application.capture.requests import EditRequest, WriteRequest
     from memory.domain.new_note import Author
     from memory.entrypoints import capture_presenters
     from memory.entrypoints.container import build

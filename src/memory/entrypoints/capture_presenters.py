@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.application.capture_requests import EditResult, WriteResult
+from memory.application.capture.requests import EditResult, WriteResult
 from memory.entrypoints.presenters import warning_lines
 from memory.entrypoints.text_safety import shown
 

@@ -300,7 +300,7 @@ def _connect_settings(args) -> Settings | None:
 
 
 def _service(args):
-    from memory.application.search_config import GatherConfig, SearchConfig
+    from memory.application.search.config import GatherConfig, SearchConfig
     from memory.entrypoints.container import build
     app = build(_settings(args), one_shot=True)
     # A one-shot command has nothing better to do than wait for the model to load.

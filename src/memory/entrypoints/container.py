@@ -17,19 +17,19 @@ from memory.adapters.statefiles import (FileContentKeys, FileRefreshLock, JsonlF
                                         JsonlRefreshHistory, JsonlWriteReceipts,
                                         JsonRefreshProgress, SystemClock)
 from memory.adapters.watch import WatchfilesChangeFeed
-from memory.application.browse import NoteBrowser
-from memory.application.capture import CaptureService
-from memory.application.capture_index import (IndexCatalogue, IndexedWrites, IndexNoteEvidence,
+from memory.application.browse.notes import NoteBrowser
+from memory.application.capture.service import CaptureService
+from memory.application.capture.index import (IndexCatalogue, IndexedWrites, IndexNoteEvidence,
                                               IndexSimilarNotes)
-from memory.application.changes_only_history import ChangesOnlyHistory
-from memory.application.freshness import FreshnessConfig, FreshnessPolicy
-from memory.application.indexer import Indexer, RefreshPolicy
-from memory.application.picture import MemoryPicture
-from memory.application.retrieval import RetrievalEngine
-from memory.application.scope_names import CatalogueScopeNames
-from memory.application.search_config import GatherConfig, SearchConfig
+from memory.application.refresh.changes_only_history import ChangesOnlyHistory
+from memory.application.refresh.freshness import FreshnessConfig, FreshnessPolicy
+from memory.application.refresh.indexer import Indexer, RefreshPolicy
+from memory.application.graph.picture import MemoryPicture
+from memory.application.search.retrieval import RetrievalEngine
+from memory.application.search.scope_names import CatalogueScopeNames
+from memory.application.search.config import GatherConfig, SearchConfig
 from memory.application.service import MemoryService
-from memory.application.workspace_scope import WorkspaceScope
+from memory.application.search.workspace_scope import WorkspaceScope
 from memory.domain.errors import NotInstalled
 from memory.domain.health import WriteAccess
 from memory.domain.note_text import ContentKey

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from memory.application.requests import (MAX_DEPTH, MAX_LIMIT, MAX_NAME_CHARS, MAX_NOTE_CHARS,
+from memory.application.search.requests import (MAX_DEPTH, MAX_LIMIT, MAX_NAME_CHARS, MAX_NOTE_CHARS,
                                          MAX_QUERY_CHARS)
 
 MAX_KEY_CHARS = 200  # requests.optional_key's bound on scope filters

@@ -11,9 +11,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from memory.application.capture_requests import (EditRequest, EditResult, WriteRequest,
+from memory.application.capture.requests import (EditRequest, EditResult, WriteRequest,
                                                  WriteResult)
-from memory.application.requests import MAX_NAME_CHARS
+from memory.application.search.requests import MAX_NAME_CHARS
 from memory.domain.new_note import MAX_CLIENT_CHARS, Author
 from memory.domain.note_edits import MAX_NOTE_BYTES
 from memory.domain.write_receipts import FULL_HASH_CHARS, MIN_PREFIX_CHARS
@@ -23,7 +23,7 @@ from memory.entrypoints import capture_presenters
 from memory.entrypoints.mcp_tools import _returns, add_tools, answer
 
 if TYPE_CHECKING:
-    from memory.application.capture import CaptureService
+    from memory.application.capture.service import CaptureService
 
 T = TypeVar("T")
 MAX_SCOPE_KEY_CHARS = 100  # placement.KEY: the longest repository or project key a note takes

@@ -10,7 +10,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field, ValidationError
 
-from memory.application.requests import MAX_NOTE_CHARS, MAX_QUERY_CHARS
+from memory.application.search.requests import MAX_NOTE_CHARS, MAX_QUERY_CHARS
 
 MAX_KEY_CHARS = 200
 

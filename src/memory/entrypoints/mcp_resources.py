@@ -20,7 +20,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ListResourcesResult, Resou
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound
 
 if TYPE_CHECKING:
-    from memory.application.browse import NoteBrowser, NoteText
+    from memory.application.browse.notes import NoteBrowser, NoteText
     from memory.domain.notes import Note
 
 NOTE_URI = "memory://note/"

@@ -36,8 +36,8 @@ from memory.entrypoints.mcp_tools import ANNOTATIONS as TOOL_ANNOTATIONS
 from memory.entrypoints.mcp_tools import register_tools
 
 if TYPE_CHECKING:
-    from memory.application.browse import NoteBrowser
-    from memory.application.capture import CaptureService
+    from memory.application.browse.notes import NoteBrowser
+    from memory.application.capture.service import CaptureService
     from memory.application.service import MemoryService
     from memory.entrypoints.container import Application
     from memory.entrypoints.settings import Settings

@@ -3,7 +3,7 @@
 import pytest
 from builders import World, make_doc
 
-from memory.application.browse import NoteBrowser
+from memory.application.browse.notes import NoteBrowser
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 
 FRONT = "---\nmemory_id: {id}\ntitle: {title}\n---\n"
@@ -124,7 +124,7 @@ def test_without_an_index_listing_is_empty_and_reading_says_what_to_run():
 
 
 def test_a_note_saved_a_moment_ago_is_offered_after_the_same_catch_up_searches_run():
-    from memory.application.freshness import FreshnessPolicy
+    from memory.application.refresh.freshness import FreshnessPolicy
     world = indexed(note("a.md"))
     world.source.put(note("later.md"))
     policy = FreshnessPolicy(source=world.source, index=world.generations,

@@ -9,8 +9,8 @@ import yaml
 from capture_fakes import FakeIndex
 from memory.adapters.inmemory import FixedClock
 from memory.adapters.inmemory.note_writer import InMemoryNoteHistory, InMemoryNoteWriter
-from memory.application.capture import CaptureService
-from memory.application.capture_requests import EditRequest, WriteRequest
+from memory.application.capture.service import CaptureService
+from memory.application.capture.requests import EditRequest, WriteRequest
 from memory.domain.capture_errors import (DuplicateCandidate, DuplicateKnowledge, EditConflict,
                                           NoteAlreadyExists, SecretInNote, SupersedeIncomplete)
 from memory.domain.markdown import split_front_matter

@@ -7,8 +7,8 @@ from capture_fakes import FakeIndex
 from memory.adapters.inmemory import FixedClock
 from memory.adapters.inmemory.note_writer import TEST_KEY, InMemoryNoteWriter
 from memory.adapters.inmemory.write_receipts import InMemoryWriteReceipts
-from memory.application.capture import CaptureService
-from memory.application.capture_requests import EditRequest, WriteRequest
+from memory.application.capture.service import CaptureService
+from memory.application.capture.requests import EditRequest, WriteRequest
 from memory.domain.capture_errors import EditConflict
 from memory.domain.new_note import Author
 from memory.ports.errors import StoreError

@@ -6,9 +6,9 @@ from attrs import evolve
 from builders import World, edit, make_doc
 
 from memory.adapters.inmemory import DeterministicEmbedder
-from memory.application.capture_index import (DuplicatePolicy, IndexCatalogue, IndexedWrites,
+from memory.application.capture.index import (DuplicatePolicy, IndexCatalogue, IndexedWrites,
                                               IndexNoteEvidence, IndexSimilarNotes, query_text)
-from memory.application.indexer import RefreshPolicy
+from memory.application.refresh.indexer import RefreshPolicy
 from memory.domain.model_state import EmbedderState
 from memory.domain.placement import ScopeKey, WriteScope
 from memory.domain.refresh import diff_scan

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory.application.capture_requests import EditOperation, EditRequest, WriteRequest
+from memory.application.capture.requests import EditOperation, EditRequest, WriteRequest
 from memory.domain.errors import InvalidRequest
 from memory.domain.notes import Status
 

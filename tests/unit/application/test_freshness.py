@@ -8,9 +8,9 @@ import pytest
 from builders import World, edit, make_doc
 
 from memory.adapters.inmemory import InMemoryChangeFeed, InMemoryNoteSource, InMemoryRefreshHistory
-from memory.application.changes_only_history import ChangesOnlyHistory
-from memory.application.freshness import FreshnessConfig, FreshnessPolicy
-from memory.application.indexer import Indexer, RefreshPolicy
+from memory.application.refresh.changes_only_history import ChangesOnlyHistory
+from memory.application.refresh.freshness import FreshnessConfig, FreshnessPolicy
+from memory.application.refresh.indexer import Indexer, RefreshPolicy
 from memory.application.service import MemoryService
 from memory.domain.model_state import EmbedderState
 

@@ -181,7 +181,7 @@ def test_feedback_and_health_and_get():
 # -- cancellation, the graph stage's discipline, failures named ---------------------------
 
 from memory.adapters.inmemory import InMemoryRefreshProgress  # noqa: E402
-from memory.application.indexer import Indexer, RefreshPolicy  # noqa: E402
+from memory.application.refresh.indexer import Indexer, RefreshPolicy  # noqa: E402
 from memory.domain.cancellation import CancelToken, Cancelled  # noqa: E402
 from memory.ports.errors import StoreError  # noqa: E402
 

@@ -4,7 +4,7 @@ answer memory_get and resources; a file that is there still reads as it is now."
 import pytest
 from builders import World, make_doc
 
-from memory.application.browse import NoteBrowser
+from memory.application.browse.notes import NoteBrowser
 from memory.domain.errors import NotFound
 
 BODY = "# Deploy\n\nRoll back first.\nThen page the owner."

@@ -2,8 +2,8 @@
 
 from builders import World, make_doc
 
-from memory.application.picture import MemoryPicture
-from memory.application.scope_names import CatalogueScopeNames
+from memory.application.graph.picture import MemoryPicture
+from memory.application.search.scope_names import CatalogueScopeNames
 from memory.domain.graph_picture import GraphPicture, PictureNode
 
 

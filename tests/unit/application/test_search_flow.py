@@ -4,7 +4,7 @@ import pytest
 
 from builders import World, make_doc
 
-from memory.application.search_config import GatherConfig, SearchConfig
+from memory.application.search.config import GatherConfig, SearchConfig
 from memory.domain.citing import ContextConfig
 from memory.domain.errors import InvalidRequest
 from memory.domain.fusion import FusionConfig

@@ -3,8 +3,8 @@
 from attrs import evolve, frozen
 from builders import World, make_doc
 
-from memory.application.requests import SearchRequest
-from memory.application.search_config import SearchConfig
+from memory.application.search.requests import SearchRequest
+from memory.application.search.config import SearchConfig
 from memory.domain.context import Span
 from memory.domain.evidence import Generation
 

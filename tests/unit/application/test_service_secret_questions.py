@@ -7,7 +7,7 @@ import pytest
 from attrs import evolve
 from builders import World, make_doc
 
-from memory.application.search_config import SearchConfig
+from memory.application.search.config import SearchConfig
 from memory.domain.query_gate import NO_SECRET_VALUES
 
 # Phrasings beyond the domain test's lists: the rule is general, not a list of questions.

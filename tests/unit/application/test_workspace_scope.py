@@ -3,7 +3,7 @@
 from builders import World, make_doc
 
 from memory.adapters.inmemory import InMemorySourceControl
-from memory.application.workspace_scope import WorkspaceScope
+from memory.application.search.workspace_scope import WorkspaceScope
 
 ALPHA_REMOTE = "git@github.com:acme/Alpha.git"
 

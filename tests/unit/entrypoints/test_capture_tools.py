@@ -9,7 +9,7 @@ from mcp_types import Implementation
 from memory.adapters.inmemory import FixedClock
 from memory.adapters.inmemory.note_writer import InMemoryNoteWriter
 from memory.adapters.inmemory.write_receipts import InMemoryWriteReceipts
-from memory.application.capture import CaptureService
+from memory.application.capture.service import CaptureService
 from memory.domain.capture_errors import DuplicateCandidate
 from memory.adapters.inmemory.note_writer import TEST_KEY
 

@@ -4,7 +4,7 @@ import pytest
 from builders import World, make_doc
 from mcp import Client
 
-from memory.application.browse import NoteBrowser
+from memory.application.browse.notes import NoteBrowser
 from memory.entrypoints.mcp_server import build_server
 
 

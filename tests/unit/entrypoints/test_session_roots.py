@@ -7,7 +7,7 @@ from builders import World, make_doc
 from mcp_types import ListRootsResult, Root
 
 from memory.adapters.inmemory import InMemorySourceControl
-from memory.application.workspace_scope import WorkspaceScope
+from memory.application.search.workspace_scope import WorkspaceScope
 from memory.entrypoints.http.workspace import SessionWorkspaces
 from memory.entrypoints.mcp_roots import CURRENT_WORKSPACE, LIST_CHANGED, ClientRoots, Workspace
 

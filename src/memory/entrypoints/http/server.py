@@ -39,8 +39,8 @@ from memory.entrypoints.mcp_server import LazyApplication, build_server
 
 if TYPE_CHECKING:
     from memory.application.service import MemoryService
-    from memory.application.browse import NoteBrowser
-    from memory.application.capture import CaptureService
+    from memory.application.browse.notes import NoteBrowser
+    from memory.application.capture.service import CaptureService
     from memory.entrypoints.settings import Settings
     from memory.ports.token_store import TokenStore
 

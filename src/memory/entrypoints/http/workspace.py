@@ -6,7 +6,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from memory.application.workspace_scope import Default, WorkspaceScope
+from memory.application.search.workspace_scope import Default, WorkspaceScope
 from memory.entrypoints.mcp_roots import CURRENT_WORKSPACE, Workspace
 from memory.entrypoints.settings import REPOSITORY_ENV
 

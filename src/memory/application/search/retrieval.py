@@ -11,9 +11,9 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from memory.application.gathering import StoreGatherer
-from memory.application.requests import SearchRequest
-from memory.application.search_config import SearchConfig
+from memory.application.search.gathering import StoreGatherer
+from memory.application.search.requests import SearchRequest
+from memory.application.search.config import SearchConfig
 from memory.domain.budget import bounded_items
 from memory.domain.candidates import Candidate, CandidateLists, Gathered, Query
 from memory.domain.citing import NoteText, redacted

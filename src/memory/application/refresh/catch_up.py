@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from memory.application.indexer import Indexer
+from memory.application.refresh.indexer import Indexer
 from memory.domain.cancellation import CancelToken, Cancelled
 from memory.domain.errors import AiMemoryError, RefreshBusy
 from memory.domain.refresh import RefreshReport, SourceFile, diff_scan

@@ -15,11 +15,11 @@ import threading
 
 from attrs import frozen
 
-from memory.application.background import BackgroundRefresher
-from memory.application.catch_up import CatchUp, CatchUpRunner, log_catch_up
-from memory.application.verdict import (CURRENT, STALE, Verdict, building, judge,
+from memory.application.refresh.background import BackgroundRefresher
+from memory.application.refresh.catch_up import CatchUp, CatchUpRunner, log_catch_up
+from memory.application.refresh.verdict import (CURRENT, STALE, Verdict, building, judge,
                                         no_index_yet, not_indexed)
-from memory.application.indexer import Indexer
+from memory.application.refresh.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
 from memory.domain.refresh import GenerationInfo, RefreshReport

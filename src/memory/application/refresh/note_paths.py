@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from memory.application.refresh_run import NoteEdits
+from memory.application.refresh.run import NoteEdits
 from memory.domain.model_state import described
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GenerationInfo, ManifestEntry, SourceFile

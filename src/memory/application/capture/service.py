@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from attrs import evolve
 
-from memory.application.capture_requests import (EditOperation, EditRequest, EditResult,
+from memory.application.capture.requests import (EditOperation, EditRequest, EditResult,
                                                  WriteRequest, WriteResult)
 from memory.domain.capture_errors import (DuplicateCandidate, DuplicateKnowledge,
                                           NoteAlreadyExists, SupersedeIncomplete)

@@ -6,7 +6,7 @@ from enum import Enum
 
 from attrs import frozen
 
-from memory.application.requests import MAX_NAME_CHARS, bounded_int, clean_text
+from memory.application.search.requests import MAX_NAME_CHARS, bounded_int, clean_text
 from memory.domain.errors import InvalidRequest
 from memory.domain.evidence import EvidenceItem
 from memory.domain.file_names import writable_note_path

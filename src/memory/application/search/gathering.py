@@ -7,7 +7,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from attrs import evolve
 
-from memory.application.search_config import GatherConfig
+from memory.application.search.config import GatherConfig
 from memory.domain.candidates import (CandidateLists, Gathered, Hit, Query, best_chunk,
                                       standing_out)
 from memory.domain.citing import NoteText

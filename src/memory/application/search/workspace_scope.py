@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from memory.application.scope_names import CatalogueScopeNames
+from memory.application.search.scope_names import CatalogueScopeNames
 from memory.domain.workspace import remote_repository_key, repository_key
 from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.index_generations import IndexGenerations

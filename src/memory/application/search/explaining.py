@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from attrs import evolve
 
-from memory.application.retrieval import SearchTrace
-from memory.application.search_config import SearchConfig
+from memory.application.search.retrieval import SearchTrace
+from memory.application.search.config import SearchConfig
 from memory.domain.candidates import Candidate
 from memory.domain.evidence import AppliedScope, Generation, Signals
 from memory.domain.explanation import (CandidateSignals, ExplainedCandidate, Explanation,

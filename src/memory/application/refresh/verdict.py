@@ -3,7 +3,7 @@ indexed at all (never built, or its folder deleted)."""
 
 from __future__ import annotations
 
-from memory.application.catch_up import CatchUp
+from memory.application.refresh.catch_up import CatchUp
 from memory.domain.evidence import Generation
 from memory.domain.refresh import BuildProgress
 

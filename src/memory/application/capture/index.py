@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 
 from attrs import evolve, frozen
 
-from memory.application.indexer import Indexer
-from memory.application.requests import SearchRequest
-from memory.application.retrieval import RetrievalEngine
+from memory.application.refresh.indexer import Indexer
+from memory.application.search.requests import SearchRequest
+from memory.application.search.retrieval import RetrievalEngine
 from memory.domain.candidates import Candidate
 from memory.domain.capture_errors import DuplicateCandidate
 from memory.domain.citing import NoteText, redacted

@@ -7,12 +7,12 @@ from contextlib import contextmanager
 
 from attrs import evolve
 
-from memory.application.chunk_vectors import MODEL_WAIT_S, ChunkVectors
-from memory.application.graph_refresh import GraphRefresh
-from memory.application.id_claims import IdClaims, Vectors
-from memory.application.note_paths import as_indexed, not_editable
-from memory.application.refresh_checks import failures_text, validate_index
-from memory.application.refresh_run import (NoteEdits, Progress, RefreshPolicy, RefreshRun,
+from memory.application.refresh.chunk_vectors import MODEL_WAIT_S, ChunkVectors
+from memory.application.refresh.graph_stage import GraphRefresh
+from memory.application.refresh.id_claims import IdClaims, Vectors
+from memory.application.refresh.note_paths import as_indexed, not_editable
+from memory.application.refresh.checks import failures_text, validate_index
+from memory.application.refresh.run import (NoteEdits, Progress, RefreshPolicy, RefreshRun,
                                            batches, read_notes)
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import InvalidRequest

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from memory.application.refresh_checks import failures_text, validate_graph
-from memory.application.refresh_run import RefreshRun
+from memory.application.refresh.checks import failures_text, validate_graph
+from memory.application.refresh.run import RefreshRun
 from memory.domain.errors import Unavailable
 from memory.domain.notes import NoteDocument
 from memory.domain.refresh import GraphLag, StageReport, ValidationReport

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from attrs import evolve, frozen
 
-from memory.application.note_texts import NoteTexts
-from memory.application.requests import MAX_NAME_CHARS, bounded_int, clean_text
+from memory.application.browse.note_texts import NoteTexts
+from memory.application.search.requests import MAX_NAME_CHARS, bounded_int, clean_text
 from memory.domain.errors import InvalidRequest, NotFound, Unavailable
 from memory.domain.notes import Note, note_path
 from memory.domain.secrets import redact_lines, redact_text

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from attrs import evolve
 
-from memory.application.chunk_vectors import ChunkVectors
+from memory.application.refresh.chunk_vectors import ChunkVectors
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.identity import identity_claims, keeps_over

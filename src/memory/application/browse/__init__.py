@@ -1,0 +1,1 @@
+"""Browsing: the indexed notes page by page and one note's text."""

@@ -1,0 +1,1 @@
+"""Capturing: agents write and edit notes, checked, written, then indexed."""

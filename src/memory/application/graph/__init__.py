@@ -1,0 +1,1 @@
+"""The graph within a scope: neighbours, paths and the picture."""

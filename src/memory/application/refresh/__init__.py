@@ -1,0 +1,1 @@
+"""Refreshing: the staged pipeline, catch-up before reads, the background, the verdict."""

@@ -1,0 +1,1 @@
+"""Searching: the request, the engine that gathers and ranks, explain."""
