@@ -29,7 +29,7 @@ from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
 from memory.domain.cancellation import CancelToken
-from memory.domain.refresh import RefreshReport
+from memory.domain.refresh import ASKED_MODES, RefreshMode, RefreshReport
 from memory.domain.scope import ResolvedScope
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -63,7 +63,7 @@ class MemoryService:
         self._catalogue, self._index = catalogue, index
         self._graph, self._embedder, self._feedback = graph, embedder, feedback
         # The catch-up-or-report step every read runs first (none: the index as it is).
-        self._before_search = before_search or (lambda: (CURRENT, ()))
+        self._before_search = before_search or (lambda: CURRENT)
         self._clock, self._board = clock, board
         self._texts = NoteTexts(source=source, catalogue=catalogue)
         self._health = HealthCheck(source=source, lexical=lexical, catalogue=catalogue,
@@ -86,8 +86,10 @@ class MemoryService:
         verdict = self._before_search()
 
         def read(generation: Generation, warnings: list[str]) -> EvidencePacket:
-            freshness, said = read_verdict(verdict, generation, warnings)
-            packet = self.engine.search(request, generation, warnings=said, freshness=freshness)
+            judged = read_verdict(verdict, generation, warnings)
+            said = judged.warnings
+            packet = self.engine.search(request, generation, warnings=said,
+                                        freshness=judged.freshness)
             # No index: nothing was searched, and the missing index is the reason.
             missing = generation.index is None and packet.no_answer and said
             return evolve(packet, no_answer_reason=said[0]) if missing else packet
@@ -96,7 +98,7 @@ class MemoryService:
     def get(self, identity: object, start_line: object = None,
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        said = read_verdict(self._before_search(), *self._generation())[1]
+        said = read_verdict(self._before_search(), *self._generation()).warnings
         doc = self._texts.load(*self._resolve_path(name))
         first, last = line_range(start_line, end_line, len(doc.lines), doc.note.path)
         read = NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
@@ -133,7 +135,7 @@ class MemoryService:
         name = None if identity is None else clean_text(identity, "identity", MAX_NAME_CHARS)
         verdict = self._before_search()
         generation, warnings, (trace, returned) = self._from_one_generation(lambda g, w: (
-            g, read_verdict(verdict, g, w)[1], self.engine.explained(request)))
+            g, read_verdict(verdict, g, w).warnings, self.engine.explained(request)))
         known = None
         if name is not None:
             matches = self._catalogue.find(name)
@@ -148,11 +150,11 @@ class MemoryService:
                 cancel: CancelToken | None = None) -> RefreshReport:
         """Cancelled (nothing kept, the last good generation serving) when the CancelToken
         `cancel` is set."""
-        if not isinstance(mode, str) or mode not in ("index", "full"):
+        if not isinstance(mode, str) or mode not in ASKED_MODES:
             raise InvalidRequest(f"mode must be 'index' or 'full', not {mode!r}")
         if not isinstance(force, bool):
             raise InvalidRequest("force must be true or false")
-        report = self._indexer.refresh(mode, force, progress, cancel)
+        report = self._indexer.refresh(RefreshMode(mode), force, progress, cancel)
         self._generation()
         return report
 

@@ -6,6 +6,7 @@ from attrs import field, frozen
 
 from memory.domain.candidates import Candidate
 from memory.domain.context import Span
+from memory.domain.freshness import Freshness
 from memory.domain.scope import ResolvedScope
 
 
@@ -100,7 +101,7 @@ class EvidencePacket:
     no_answer: bool
     items: tuple[EvidenceItem, ...]
     warnings: tuple[str, ...] = ()
-    freshness: str = "current"  # current | refreshed-before-search | stale | not-indexed
+    freshness: Freshness = field(default=Freshness.CURRENT, converter=Freshness)
     no_answer_reason: str | None = None  # why, when no_answer
     # Notes near a question memory cannot answer (a secret's value): where it is kept, how
     # it rotates. Never answers: `items` stays empty.

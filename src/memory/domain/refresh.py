@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from attrs import field, frozen
@@ -102,12 +103,50 @@ class GenerationInfo:
     manifest: Mapping[str, ManifestEntry] = field(factory=dict, repr=False, eq=False)
 
 
+class RefreshMode(StrEnum):
+    """What a refresh rebuilds; a caller asks for INDEX or FULL (ASKED_MODES), the server
+    itself also refreshes the GRAPH alone and single PATHS (a write's notes)."""
+
+    INDEX = "index"
+    FULL = "full"  # the graph, then the index from scratch
+    GRAPH = "graph"
+    PATHS = "paths"
+
+
+ASKED_MODES = (RefreshMode.INDEX, RefreshMode.FULL)
+
+
+class Stage(StrEnum):
+    """The two things a refresh builds."""
+
+    INDEX = "index"
+    GRAPH = "graph"
+
+
+class StageOutcome(StrEnum):
+    """What one stage of a refresh did; its value is what reports and histories say."""
+
+    PUBLISHED = "published"  # a new generation serves
+    UNCHANGED = "unchanged"  # nothing to do: the current generation serves
+    KEPT_LAST_GOOD = "kept-last-good"  # the new one failed validation or its build
+    SKIPPED = "skipped"  # not attempted (no graph builder, an index that cannot take paths)
+
+    @property
+    def ok(self) -> bool:
+        return self is not StageOutcome.KEPT_LAST_GOOD
+
+    @property
+    def serves_current(self) -> bool:
+        """The index serves the notes as they are now (published now, or already so)."""
+        return self in (StageOutcome.PUBLISHED, StageOutcome.UNCHANGED)
+
+
 @frozen(kw_only=True)
 class StageReport:
     """Outcome of one stage (index or graph) of a refresh."""
 
-    stage: str  # "index" | "graph"
-    outcome: str  # "published" | "unchanged" | "kept-last-good" | "skipped"
+    stage: Stage = field(converter=Stage)
+    outcome: StageOutcome = field(converter=StageOutcome)
     generation: str | None = None
     previous: str | None = None
     reason: str = ""
@@ -126,12 +165,12 @@ class StageReport:
                         manifest: Mapping[str, ManifestEntry], **fields: Any) -> StageReport:
         """A published index stage, its counts what it changed in the notes it replaced."""
         moved = manifest_changes(replaced.manifest if replaced else {}, manifest)
-        return cls(stage="index", outcome="published", added=len(moved.added),
+        return cls(stage=Stage.INDEX, outcome=StageOutcome.PUBLISHED, added=len(moved.added),
                    changed=len(moved.changed), removed=len(moved.removed), **fields)
 
     @property
     def ok(self) -> bool:
-        return self.outcome in ("published", "unchanged", "skipped")
+        return self.outcome.ok
 
     def as_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "outcome": self.outcome, "generation": self.generation,
@@ -144,7 +183,7 @@ class StageReport:
 
 @frozen(kw_only=True)
 class RefreshReport:
-    mode: str
+    mode: RefreshMode = field(converter=RefreshMode)
     stages: tuple[StageReport, ...]
     warnings: tuple[str, ...] = ()
 
@@ -152,17 +191,17 @@ class RefreshReport:
     def ok(self) -> bool:
         return all(s.ok for s in self.stages)
 
-    def stage(self, name: str) -> StageReport | None:
+    def stage(self, name: Stage) -> StageReport | None:
         return next((s for s in self.stages if s.stage == name), None)
 
     @property
     def index_generation(self) -> str | None:
-        index = self.stage("index")
+        index = self.stage(Stage.INDEX)
         return index.generation if index else None
 
     @property
     def graph_generation(self) -> str | None:
-        graph = self.stage("graph")
+        graph = self.stage(Stage.GRAPH)
         return graph.generation if graph else None
 
     def as_dict(self) -> dict[str, Any]:
@@ -185,14 +224,14 @@ class SourceScan:
 class BuildProgress:
     """How far a running refresh has come, as any process on the root can read it."""
 
-    stage: str  # "index" | "graph"
+    stage: Stage = field(converter=Stage)
     done: int
     total: int
     pid: int | None = None  # the refreshing process, when another one
 
     def summary(self) -> str:
         where = f", by process {self.pid}" if self.pid else ""
-        if self.stage == "graph":
+        if self.stage is Stage.GRAPH:
             return f"building the graph first{where}"
         return f"{self.done:,} of {self.total:,} notes{where}"
 

@@ -13,8 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import TextIO
 
-DOING = {"graph": "building the knowledge graph (Graphify)", "index": "indexing notes"}
-UNITS = {"graph": "build", "index": "note"}
+from memory.domain.refresh import Stage
+
+DOING = {Stage.GRAPH: "building the knowledge graph (Graphify)", Stage.INDEX: "indexing notes"}
+UNITS = {Stage.GRAPH: "build", Stage.INDEX: "note"}
 
 
 @dataclass
@@ -37,7 +39,7 @@ class TerminalProgress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._bars: dict = {}
-        self._stages: dict[str, _Stage] = {}
+        self._stages: dict[Stage, _Stage] = {}
 
     def __enter__(self):
         threading.Thread(target=self._ticking, name="ai-memory-progress", daemon=True).start()
@@ -50,7 +52,7 @@ class TerminalProgress:
                 bar.close()
         return False
 
-    def update(self, stage: str, done: int, total: int) -> None:
+    def update(self, stage: Stage, done: int, total: int) -> None:
         now = self._clock()
         with self._lock:
             state = self._stages.setdefault(stage, _Stage(started=now, done=done, total=total))
@@ -84,7 +86,7 @@ class TerminalProgress:
         state.printed, state.printed_at = state.done, now
         print(text, file=self._stream, flush=True)
 
-    def _bar(self, stage: str, done: int, total: int) -> None:
+    def _bar(self, stage: Stage, done: int, total: int) -> None:
         from tqdm import tqdm
         bar = self._bars.get(stage)
         if bar is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memory.domain.feedback import FeedbackReceipt
 from memory.domain.health import Health, IndexHealth, WriteAccess
 from memory.domain.model_state import EmbedderState
-from memory.domain.refresh import GenerationInfo, RefreshReport
+from memory.domain.refresh import GenerationInfo, RefreshReport, Stage, StageOutcome
 from memory.entrypoints.presenters import generation_line, warning_lines
 from memory.entrypoints.text_safety import shown
 
@@ -15,17 +15,18 @@ NO_WRITE_TOOLS = "read-only: no memory_write or memory_edit"
 def refresh_text(report: RefreshReport) -> str:
     out = [f"refresh ({report.mode}): {'ok' if report.ok else 'FAILED'}"]
     out += [f"{name} generation: {gen}" for name, gen in
-            (("index", report.index_generation), ("graph", report.graph_generation)) if gen]
+            ((Stage.INDEX, report.index_generation), (Stage.GRAPH, report.graph_generation)) if gen]
     for s in report.stages:
         line = f"  {s.stage}: {s.outcome}"
         if s.generation:
             line += f" -> {s.generation}"
-        if s.stage == "index" and s.outcome == "published":
+        published = s.outcome is StageOutcome.PUBLISHED
+        if published and s.stage is Stage.INDEX:
             line += (f" (+{s.added} ~{s.changed} -{s.removed}; embedded {s.embedded},"
                      f" reused {s.reused_vectors}; {s.seconds:.1f}s)")
-        elif s.stage == "graph" and s.outcome == "published":
+        elif published and s.stage is Stage.GRAPH:
             line += f" ({s.seconds:.1f}s)"
-        if s.reason and s.outcome != "published":
+        if s.reason and not published:
             line += f": {shown(s.reason)}"
         out.append(line)
     out += warning_lines(report.warnings)

@@ -7,6 +7,7 @@ import pytest
 from builders import World, make_doc
 
 from memory.adapters.inmemory import InMemoryNoteSource, InMemoryRefreshProgress
+from memory.application.refresh.verdict import Verdict
 from memory.application.service import MemoryService
 from memory.domain.errors import Unavailable
 from memory.domain.health import READ_ONLY_SERVER, WriteAccess
@@ -62,7 +63,7 @@ def test_a_note_only_added_since_the_graph_is_a_warning_not_a_failure():
 def building_service(w: World, board: InMemoryRefreshProgress) -> MemoryService:
     def before_search():
         progress = board.read()
-        return ("stale", (f"{progress.describe()}; results are incomplete until it is done",))
+        return Verdict.stale(f"{progress.describe()}; results are incomplete until it is done")
     return MemoryService(
         engine=w.engine, indexer=w.indexer, source=w.source, lexical=w.chunks, catalogue=w.chunks,
         index=w.generations, graph=w.graph, graphs=w.graph, embedder=w.embedder,

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from memory.domain.refresh import BuildProgress
+from memory.domain.refresh import BuildProgress, Stage
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 log = logging.getLogger(__name__)
@@ -58,9 +58,10 @@ class JsonRefreshProgress(RefreshProgressBoard):
             return None
         try:
             pid, done, total = int(record["pid"]), int(record["done"]), int(record["total"])
+            stage = Stage(record.get("stage"))
         except (KeyError, TypeError, ValueError):
             return None
-        return BuildProgress(stage=str(record.get("stage")), done=done, total=total,
+        return BuildProgress(stage=stage, done=done, total=total,
                              pid=None if pid == os.getpid() else pid)
 
     def _write(self, record: dict) -> None:

@@ -17,7 +17,7 @@ from memory.domain.errors import AiMemoryError
 from memory.domain.evidence import EvidenceItem, Signals
 from memory.domain.notes import Note
 from memory.domain.placement import ScopeKey
-from memory.domain.refresh import RefreshReport
+from memory.domain.refresh import RefreshReport, Stage
 from memory.domain.scope import StatusFilter
 from memory.domain.text import QueryFeatures
 from memory.ports.capture_index import (IndexOutcome, NoteCatalogue, NoteEvidence, SimilarNotes,
@@ -150,8 +150,8 @@ class IndexedWrites(SingleNoteIndexer):
         except AiMemoryError as exc:
             return IndexOutcome(indexed=False, warnings=(_not_indexed(str(exc)),))
         self._published(report)
-        stage = report.stage("index")
-        if stage is not None and stage.outcome in ("published", "unchanged"):
+        stage = report.stage(Stage.INDEX)
+        if stage is not None and stage.outcome.serves_current:
             return IndexOutcome(indexed=True, warnings=report.warnings)
         reason = stage.reason if stage is not None else "no index stage ran"
         return IndexOutcome(indexed=False, warnings=(_not_indexed(reason), *report.warnings))

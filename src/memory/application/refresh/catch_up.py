@@ -11,13 +11,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from enum import StrEnum
 
-from attrs import frozen
+from attrs import field, frozen
 
 from memory.application.refresh.indexer import Indexer
 from memory.domain.cancellation import CancelToken, Cancelled
 from memory.domain.errors import AiMemoryError, RefreshBusy
-from memory.domain.refresh import RefreshReport, SourceFile, diff_scan
+from memory.domain.refresh import (RefreshMode, RefreshReport, SourceFile, Stage, StageOutcome,
+                                   diff_scan)
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
 from memory.ports.index_generations import IndexGenerations
@@ -26,11 +28,33 @@ from memory.ports.note_source import NoteSource
 log = logging.getLogger(__name__)
 
 
+class CatchUpOutcome(StrEnum):
+    """How one attempt to index the root's pending edits ended."""
+
+    NOTHING = "nothing"  # no edit was pending
+    REFRESHED = "refreshed"  # a refresh ran (its report says whether it published)
+    BUSY = "busy"  # another refresh held the mutex or the lock past the deadline
+    TOO_MANY = "too-many"  # more edits than a search may index: left to the background
+    MODEL_LOADING = "model-loading"  # the embedding model was not ready in time
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # newer edits interrupted it
+
+    @property
+    def caught_up(self) -> bool:
+        """The edits pending when it started were taken (or there were none)."""
+        return self in (CatchUpOutcome.NOTHING, CatchUpOutcome.REFRESHED)
+
+    @property
+    def worth_retrying(self) -> bool:
+        """It only waited on something that passes: another refresh, the model loading."""
+        return self in (CatchUpOutcome.BUSY, CatchUpOutcome.MODEL_LOADING)
+
+
 @frozen(kw_only=True)
 class CatchUp:
     """What one attempt to index the root's pending edits did."""
 
-    outcome: str  # nothing | refreshed | busy | too-many | model-loading | failed | cancelled
+    outcome: CatchUpOutcome = field(converter=CatchUpOutcome)
     changed: int = 0
     report: RefreshReport | None = None
     detail: str = ""
@@ -39,8 +63,8 @@ class CatchUp:
     @property
     def moved_notes(self) -> bool:
         """The refresh added or removed notes (a move is both): the graph has to follow."""
-        stage = self.report.stage("index") if self.report else None
-        return stage is not None and stage.outcome == "published" and bool(
+        stage = self.report.stage(Stage.INDEX) if self.report else None
+        return stage is not None and stage.outcome is StageOutcome.PUBLISHED and bool(
             stage.added or stage.removed)
 
 
@@ -82,15 +106,15 @@ class CatchUpRunner:
     def _holding(self, deadline: float, big: bool, pending: int,
                  work: Callable[[], CatchUp]) -> CatchUp:
         if not self._mutex.acquire(timeout=max(0.0, deadline - self._clock.monotonic())):
-            return CatchUp(outcome="busy", changed=pending,
+            return CatchUp(outcome=CatchUpOutcome.BUSY, changed=pending,
                            detail="a refresh in this server is still running")
         self._holder = (self._clock.monotonic(), big)
         try:
             return work()
         except Cancelled as exc:
-            return CatchUp(outcome="cancelled", changed=pending, detail=str(exc))
+            return CatchUp(outcome=CatchUpOutcome.CANCELLED, changed=pending, detail=str(exc))
         except AiMemoryError as exc:
-            return CatchUp(outcome="failed", changed=pending, detail=str(exc))
+            return CatchUp(outcome=CatchUpOutcome.FAILED, changed=pending, detail=str(exc))
         finally:
             self._holder = None
             self._mutex.release()
@@ -101,10 +125,10 @@ class CatchUpRunner:
                 report = self._indexer.refresh_graph(cancel)
             except RefreshBusy as exc:
                 if self._stopped() or self._clock.monotonic() >= deadline:
-                    return CatchUp(outcome="busy", detail=str(exc))
+                    return CatchUp(outcome=CatchUpOutcome.BUSY, detail=str(exc))
                 continue
-            stage = report.stage("graph")
-            return CatchUp(outcome="refreshed", report=report,
+            stage = report.stage(Stage.GRAPH)
+            return CatchUp(outcome=CatchUpOutcome.REFRESHED, report=report,
                            detail=f"{stage.outcome} {stage.reason}".strip() if stage else "")
 
     def _run_locked(self, deadline: float, max_files: int | None, big: bool,
@@ -115,22 +139,22 @@ class CatchUpRunner:
                 p for p, f in changed.items() if f is not None and f.size > self._big))
             todo = len(changed) - len(held)
             if not todo:
-                return CatchUp(outcome="nothing", held=held)
+                return CatchUp(outcome=CatchUpOutcome.NOTHING, held=held)
             if max_files is not None and todo > max_files:
-                return CatchUp(outcome="too-many", changed=todo)
+                return CatchUp(outcome=CatchUpOutcome.TOO_MANY, changed=todo)
             if not self._model_ready(deadline):
-                return CatchUp(outcome="model-loading", changed=todo)
+                return CatchUp(outcome=CatchUpOutcome.MODEL_LOADING, changed=todo)
             try:
-                report = self._indexer.refresh("index", cancel=cancel, hold_back=held)
+                report = self._indexer.refresh(RefreshMode.INDEX, cancel=cancel, hold_back=held)
             except RefreshBusy as exc:
                 # Another process is refreshing: it may be indexing these very edits.
                 wait = self._indexer.policy.lock_timeout_s
                 if self._stopped() or self._clock.monotonic() + wait > deadline:
-                    return CatchUp(outcome="busy", changed=todo, detail=str(exc))
+                    return CatchUp(outcome=CatchUpOutcome.BUSY, changed=todo, detail=str(exc))
                 continue
-            stage = report.stage("index")
+            stage = report.stage(Stage.INDEX)
             self._remember_unindexable(changed, held, kept=stage is not None and not stage.ok)
-            return CatchUp(outcome="refreshed", changed=todo, report=report, held=held,
+            return CatchUp(outcome=CatchUpOutcome.REFRESHED, changed=todo, report=report, held=held,
                            detail=stage.reason if stage else "")
 
     def changed(self) -> dict[str, SourceFile | None]:
@@ -163,10 +187,10 @@ class CatchUpRunner:
 
 
 def log_catch_up(result: CatchUp) -> None:
-    if result.outcome == "refreshed":
-        stage = result.report.stage("index") if result.report else None
+    if result.outcome is CatchUpOutcome.REFRESHED:
+        stage = result.report.stage(Stage.INDEX) if result.report else None
         log.info("watch: %d changed notes -> index %s (%s)", result.changed,
                  stage.generation if stage else None, stage.outcome if stage else "?")
-    elif result.outcome != "nothing":
+    elif result.outcome is not CatchUpOutcome.NOTHING:
         log.warning("watch: %d changed notes not indexed (%s: %s)", result.changed,
                     result.outcome, result.detail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memory.domain.refresh import StageOutcome
 from memory.ports.journal import RefreshHistory
 
 
@@ -16,7 +17,7 @@ class ChangesOnlyHistory(RefreshHistory):
         self._history = history
 
     def append(self, record: Mapping[str, Any]) -> None:
-        if any(stage.get("outcome") != "unchanged" for stage in record.get("stages", ())):
+        if any(stage.get("outcome") != StageOutcome.UNCHANGED for stage in record.get("stages", ())):
             self._history.append(record)
 
     def last(self) -> Mapping[str, Any] | None:

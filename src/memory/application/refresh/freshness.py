@@ -16,12 +16,14 @@ import threading
 from attrs import frozen
 
 from memory.application.refresh.background import BackgroundRefresher
-from memory.application.refresh.catch_up import CatchUp, CatchUpRunner, log_catch_up
-from memory.application.refresh.verdict import (CURRENT, STALE, Verdict, building, judge,
-                                        no_index_yet, not_indexed)
+from memory.application.refresh.catch_up import (CatchUp, CatchUpOutcome, CatchUpRunner,
+                                                 log_catch_up)
+from memory.application.refresh.verdict import (CURRENT, Verdict, building, judge,
+                                                no_index_yet, not_indexed)
 from memory.application.refresh.indexer import Indexer
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import AiMemoryError
+from memory.domain.freshness import Freshness
 from memory.domain.refresh import GenerationInfo, RefreshReport
 from memory.ports.change_feed import ChangeFeed
 from memory.ports.clock import Clock
@@ -64,7 +66,7 @@ class FreshnessPolicy:
         self._pending: dict[str, int] = {}  # path -> sequence number of the burst naming it
         self._sequence = 0
         self._checked_at: float | None = None
-        self._verdict: Verdict = (CURRENT, ())
+        self._verdict: Verdict = CURRENT
         self._root_notes: tuple[float, int] | None = None  # (counted at, notes) with no index
         self._watching = False
         self._stopped = False
@@ -108,7 +110,7 @@ class FreshnessPolicy:
     # -- before each search --------------------------------------------------------------
 
     def before_search(self) -> Verdict:
-        """(freshness, warnings) for the packet, after indexing pending edits if they fit."""
+        """The verdict for the packet, after indexing pending edits if they fit."""
         now = self._clock.monotonic()
         before = self._index.current()
         early = self._without_index(now) if before is None else self._reused_verdict(now)
@@ -135,16 +137,16 @@ class FreshnessPolicy:
     def _reused_verdict(self, now: float) -> Verdict | None:
         """The answer without looking at the root, or None when it must be looked at."""
         with self._state:
-            stale = self._verdict[0] == STALE
+            stale = self._verdict.freshness is Freshness.STALE
             interval = self.config.stale_retry_s if stale else self.config.check_interval_s
             recent = self._checked_at is not None and now - self._checked_at < interval
             if self.watching:
                 if not self._pending and not (self._feed is not None and self._feed.settling()):
-                    return (CURRENT, ())
+                    return CURRENT
                 if recent and stale:
                     return self._verdict
             elif recent:
-                return self._verdict if stale else (CURRENT, ())
+                return self._verdict if stale else CURRENT
             self._checked_at = now
         return None
 
@@ -159,7 +161,7 @@ class FreshnessPolicy:
             counted = self._root_notes = (now, len(self._source.scan().files))
         notes = counted[1]
         if notes == 0:
-            return (CURRENT, ())
+            return CURRENT
         if notes <= self.config.max_search_files and self.config.background:
             return None
         return self._not_indexed(notes)
@@ -175,7 +177,7 @@ class FreshnessPolicy:
     def published(self, report: RefreshReport) -> None:
         """A refresh this server made apart from its catch-ups (a write's one-note index):
         the graph follows when it added or removed notes, as after a catch-up."""
-        if CatchUp(outcome="refreshed", report=report).moved_notes:
+        if CatchUp(outcome=CatchUpOutcome.REFRESHED, report=report).moved_notes:
             self._worker.request_graph()
 
     # -- the change feed -----------------------------------------------------------------
@@ -200,7 +202,7 @@ class FreshnessPolicy:
         give_up = self._clock.monotonic() + self.config.background_budget_s
         while True:
             result = self._catch_up(self._clock.monotonic() + self.config.search_budget_s, None)
-            if result.outcome not in ("busy", "model-loading") or self._stopped \
+            if not result.outcome.worth_retrying or self._stopped \
                     or self._clock.monotonic() >= give_up:
                 break
             self._stop.wait(self.config.background_pause_s)
@@ -216,7 +218,7 @@ class FreshnessPolicy:
         for big in (False, True):
             result = self._catch_up(deadline, None, big=big, cancel=cancel)
             log_catch_up(result)
-            if result.outcome in ("cancelled", "busy", "model-loading"):
+            if result.outcome.worth_retrying or result.outcome is CatchUpOutcome.CANCELLED:
                 return self._stopped
             if not result.held:
                 return True
@@ -229,14 +231,15 @@ class FreshnessPolicy:
             return True
         result = self._runner.run_graph(cancel, self.config.background_budget_s)
         log.info("graph follows the index (%s): %s", lag.describe(), result.detail)
-        return result.outcome not in ("cancelled", "busy") or self._stopped
+        return result.outcome not in (CatchUpOutcome.CANCELLED, CatchUpOutcome.BUSY) \
+            or self._stopped
 
     def _catch_up(self, deadline: float, max_files: int | None, *, big: bool = False,
                   cancel: CancelToken | None = None) -> CatchUp:
         with self._state:
             sequence, pending = self._sequence, len(self._pending)
         result = self._runner.run(deadline, max_files, big=big, cancel=cancel, pending=pending)
-        if result.outcome in ("nothing", "refreshed"):
+        if result.outcome.caught_up:
             with self._state:
                 self._pending = {p: s for p, s in self._pending.items()
                                  if s > sequence or p in result.held}

@@ -8,7 +8,7 @@ from memory.application.refresh.checks import failures_text, validate_graph
 from memory.application.refresh.run import RefreshRun
 from memory.domain.errors import Unavailable
 from memory.domain.notes import NoteDocument
-from memory.domain.refresh import GraphLag, StageReport, ValidationReport
+from memory.domain.refresh import GraphLag, Stage, StageOutcome, StageReport, ValidationReport
 from memory.ports.clock import Clock
 from memory.ports.errors import StoreError
 from memory.ports.graph_generations import GraphGenerations
@@ -25,12 +25,12 @@ class GraphRefresh:
 
     def stage(self, docs: Sequence[NoteDocument], force: bool, run: RefreshRun) -> StageReport:
         started = self._clock.monotonic()
-        run.step("graph", 0, 1)
+        run.step(Stage.GRAPH, 0, 1)
         current = self._graphs.current()
         previous = current.id if current else None
 
         def kept(reason: str, validation: ValidationReport | None = None) -> StageReport:
-            return StageReport(stage="graph", outcome="kept-last-good", generation=previous,
+            return StageReport(stage=Stage.GRAPH, outcome=StageOutcome.KEPT_LAST_GOOD, generation=previous,
                                previous=previous, validation=validation, reason=reason,
                                seconds=self._clock.monotonic() - started)
 
@@ -51,8 +51,8 @@ class GraphRefresh:
         except BaseException:
             stage.discard()
             raise
-        run.step("graph", 1, 1)
-        return StageReport(stage="graph", outcome="published", generation=info.id,
+        run.step(Stage.GRAPH, 1, 1)
+        return StageReport(stage=Stage.GRAPH, outcome=StageOutcome.PUBLISHED, generation=info.id,
                            previous=previous, validation=validation,
                            seconds=self._clock.monotonic() - started)
 

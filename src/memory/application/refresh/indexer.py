@@ -17,8 +17,9 @@ from memory.application.refresh.run import (NoteEdits, Progress, RefreshPolicy, 
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import InvalidRequest
 from memory.domain.notes import NoteDocument
-from memory.domain.refresh import (GenerationInfo, GraphLag, RefreshReport, SourceFile,
-                                   SourceScan, StageReport, diff_scan)
+from memory.domain.refresh import (ASKED_MODES, GenerationInfo, GraphLag, RefreshMode,
+                                   RefreshReport, SourceFile, SourceScan, Stage, StageOutcome,
+                                   StageReport, diff_scan)
 from memory.domain.refresh_plan import RefreshPlan, plan_refresh
 from memory.ports.clock import Clock
 from memory.ports.embedder import Embedder
@@ -53,7 +54,7 @@ class Indexer:
         self.policy = policy or RefreshPolicy()
         self._graph = GraphRefresh(graphs, clock, self.policy.max_graph_shrink) if graphs else None
 
-    def refresh(self, mode: str = "index", force: bool = False, progress: Progress | None = None,
+    def refresh(self, mode: RefreshMode = RefreshMode.INDEX, force: bool = False, progress: Progress | None = None,
                 cancel: CancelToken | None = None,
                 hold_back: Collection[str] = ()) -> RefreshReport:
         """Refresh the index (and with mode 'full' the graph first).
@@ -62,14 +63,15 @@ class Indexer:
         `hold_back` keep what the current generation holds of them (a later refresh takes
         them): the background indexes a giant note apart from the small edits.
         """
-        if mode not in ("index", "full"):
+        if mode not in ASKED_MODES:
             raise InvalidRequest(f"refresh mode must be 'index' or 'full', not {mode!r}")
+        full = RefreshMode(mode) is RefreshMode.FULL
         run = RefreshRun(progress, cancel, self._board)
         warnings: list[str] = []
         with self._locked(run):
-            stages = [self._graph_stage(force, run)] if mode == "full" else []
+            stages = [self._graph_stage(force, run)] if full else []
             run.cancel.raise_if_cancelled()
-            stages.append(self._index_stage(mode == "full", force, frozenset(hold_back),
+            stages.append(self._index_stage(full, force, frozenset(hold_back),
                                             warnings, run))
             self._collect(warnings)
         return self._recorded(RefreshReport(mode=mode, stages=tuple(stages),
@@ -80,7 +82,7 @@ class Indexer:
         run = RefreshRun(None, cancel, self._board)
         with self._locked(run):
             stage = self._graph_stage(False, run)
-        return self._recorded(RefreshReport(mode="graph", stages=(stage,)))
+        return self._recorded(RefreshReport(mode=RefreshMode.GRAPH, stages=(stage,)))
 
     def refresh_paths(self, paths: Sequence[str], *, model_wait_s: float = MODEL_WAIT_S,
                       cancel: CancelToken | None = None) -> RefreshReport:
@@ -90,16 +92,16 @@ class Indexer:
         No root scan: the cost grows with these notes. Each manifest entry is the file's
         stat as a scan sees it, taken before it is read, so the watcher then finds nothing
         to do and an edit made meanwhile is read again by the next refresh. Nothing is
-        indexed (outcome "skipped", with why) when the current generation cannot take
+        indexed (outcome SKIPPED, with why) when the current generation cannot take
         notes one at a time (see note_paths.not_editable).
         """
         run = RefreshRun(None, cancel, self._board)
         warnings: list[str] = []
         with self._locked(run):
             stage = self._paths_stage(tuple(dict.fromkeys(paths)), model_wait_s, warnings, run)
-            if stage.outcome == "published":
+            if stage.outcome is StageOutcome.PUBLISHED:
                 self._collect(warnings)
-        return self._recorded(RefreshReport(mode="paths", stages=(stage,),
+        return self._recorded(RefreshReport(mode=RefreshMode.PATHS, stages=(stage,),
                                             warnings=tuple(warnings)))
 
     @contextmanager
@@ -141,7 +143,7 @@ class Indexer:
         docs, unreadable = read_notes(self._source, wanted, warnings)
         edits = NoteEdits.of(docs, unreadable, diff.removed, plan.previous)
         if current is not None and not plan.forced and edits.empty:
-            return StageReport(stage="index", outcome="unchanged", generation=current.id,
+            return StageReport(stage=Stage.INDEX, outcome=StageOutcome.UNCHANGED, generation=current.id,
                                previous=current.id, reason="no note changed",
                                seconds=self._clock.monotonic() - started)
         stage = self._index.stage(plan.base)
@@ -159,7 +161,7 @@ class Indexer:
                                model_wait_s)
         if skipped is not None or current is None:  # not_editable names a missing index
             gen = current.id if current else None
-            return StageReport(stage="index", outcome="skipped", reason=skipped or "no index",
+            return StageReport(stage=Stage.INDEX, outcome=StageOutcome.SKIPPED, reason=skipped or "no index",
                                generation=gen, previous=gen)
         plan = plan_refresh(current=current, damage=[], model_id=current.model_id,
                             chunking=self._source.chunking, full=False, force=False)
@@ -168,7 +170,7 @@ class Indexer:
         gone = [p for p in paths if p not in files and p in plan.previous]
         edits = NoteEdits.of(docs, unreadable, gone, plan.previous)
         if edits.empty or as_indexed(edits, files, plan.previous):
-            return StageReport(stage="index", outcome="unchanged", generation=current.id,
+            return StageReport(stage=Stage.INDEX, outcome=StageOutcome.UNCHANGED, generation=current.id,
                                previous=current.id, reason="these notes are indexed as they are",
                                seconds=self._clock.monotonic() - started)
         stage = self._index.stage(plan.base)
@@ -203,7 +205,7 @@ class Indexer:
             claims.staged.values()), current, self.policy.max_index_shrink)
         if not validation.ok:
             stage.discard()
-            return StageReport(stage="index", outcome="kept-last-good", generation=previous,
+            return StageReport(stage=Stage.INDEX, outcome=StageOutcome.KEPT_LAST_GOOD, generation=previous,
                                previous=previous, validation=validation,
                                reason=failures_text(validation),
                                seconds=self._clock.monotonic() - started)
@@ -221,7 +223,7 @@ class Indexer:
         """Add the notes in batches of about `embed_batch` chunks; (embedded, reused)."""
         embedded = reused = done = 0
         if docs:
-            run.step("index", 0, len(docs))
+            run.step(Stage.INDEX, 0, len(docs))
         for group in batches(docs, self.policy.embed_batch):
             vectors: Vectors | None = None
             if semantic:
@@ -230,12 +232,12 @@ class Indexer:
             for doc in group:
                 claims.add(doc, files.get(doc.note.path), vectors)
             done += len(group)
-            run.step("index", done, len(docs))
+            run.step(Stage.INDEX, done, len(docs))
         return embedded, reused
 
     def _graph_stage(self, force: bool, run: RefreshRun) -> StageReport:
         if self._graph is None:
-            return StageReport(stage="graph", outcome="skipped", reason="no graph builder")
+            return StageReport(stage=Stage.GRAPH, outcome=StageOutcome.SKIPPED, reason="no graph builder")
         docs, _ = read_notes(self._source, sorted(self._source.scan().files), [])
         return self._graph.stage(docs, force, run)
 

@@ -9,11 +9,11 @@ from attrs import frozen
 from memory.domain.cancellation import CancelToken
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.notes import NoteDocument
-from memory.domain.refresh import BuildProgress, ManifestEntry
+from memory.domain.refresh import BuildProgress, ManifestEntry, Stage
 from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
-Progress = Callable[[str, int, int], None]
+Progress = Callable[[Stage, int, int], None]
 
 
 @frozen(kw_only=True)
@@ -37,7 +37,7 @@ class RefreshRun:
         self.cancel = cancel or CancelToken()
         self._board = board
 
-    def step(self, stage: str, done: int, total: int) -> None:
+    def step(self, stage: Stage, done: int, total: int) -> None:
         self.cancel.raise_if_cancelled()
         if self._board is not None:
             self._board.post(BuildProgress(stage=stage, done=done, total=total))

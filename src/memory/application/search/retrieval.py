@@ -18,6 +18,7 @@ from memory.domain.budget import bounded_items
 from memory.domain.candidates import Candidate, CandidateLists, Gathered, Query
 from memory.domain.citing import NoteText, redacted
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation
+from memory.domain.freshness import Freshness
 from memory.domain.no_answer import LOW_CONFIDENCE, unknown_names
 from memory.domain.query_gate import PASS
 from memory.domain.scope import ResolvedScope, ScopeFilter, ScopeNames, resolve_scope
@@ -78,7 +79,8 @@ class RetrievalEngine:
                                scope_names=self._scope_names)
 
     def search(self, request: SearchRequest, generation: Generation,
-               warnings: Sequence[str] = (), freshness: str = "current") -> EvidencePacket:
+               warnings: Sequence[str] = (),
+               freshness: Freshness = Freshness.CURRENT) -> EvidencePacket:
         trace = self.trace(request)
         found = self.evidence(trace) if trace.leads or not trace.no_answer else ()
         return EvidencePacket(
