@@ -9,6 +9,7 @@ from typing import Any
 from memory.domain.health import (SHARED_FULL_REFRESH, SHARED_INDEX, ChangedFiles,
                                   EmbedderHealth, GraphHealth, Health, IndexHealth, SecretNote,
                                   SelfCheck, WriteAccess)
+from memory.domain.messages import Action, Message
 from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo, GraphLag, diff_scan
 from memory.domain.scope import ScopeFilter, StatusFilter
@@ -24,19 +25,25 @@ from memory.ports.note_catalogue import NoteCatalogue
 from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
-STALE_INDEX = ("the index is older than the newest Markdown change: run memory_refresh "
-               "(the next search also indexes small edits before it answers)")
-# Notes gone from where the graph has them: its answers name files that are not there.
-GRAPH_MOVED = ("{lag}: the graph still has notes that moved or were removed, so "
-               "memory_neighbors and memory_path can answer with paths that no longer exist; "
-               "{rebuild}")
-REBUILD_MOVED = ("run memory_refresh with mode 'full' (a running `ai-memory serve` rebuilds it "
-                 "by itself once edits pause)")
-# Notes only added or edited: what the graph answers is still there, only incomplete.
-GRAPH_BEHIND = ("{lag}: memory_neighbors and memory_path miss the newest notes and links "
-                "until {rebuild}")
-REBUILD_BEHIND = ("memory_refresh runs with mode 'full' (a running `ai-memory serve` "
-                  "rebuilds it by itself when notes come or go)")
+STALE_INDEX = Message("the index is older than the newest Markdown change: run ", Action.REFRESH,
+                      " (the next search also indexes small edits before it answers)")
+REBUILD_MOVED = Message("run ", Action.REFRESH_FULL, " (a running `ai-memory serve` rebuilds it "
+                        "by itself once edits pause)")
+REBUILD_BEHIND = Message(Action.REFRESH, " runs with mode 'full' (a running `ai-memory serve` "
+                         "rebuilds it by itself when notes come or go)")
+
+
+def graph_moved(lag: GraphLag, rebuild: str) -> Message:
+    """Notes gone from where the graph has them: its answers name files that are not there."""
+    return Message(f"{lag.describe()}: the graph still has notes that moved or were removed, so ",
+                   Action.NEIGHBORS, " and ", Action.PATH,
+                   " can answer with paths that no longer exist; ", rebuild)
+
+
+def graph_behind(lag: GraphLag, rebuild: str) -> Message:
+    """Notes only added or edited: what the graph answers is still there, only incomplete."""
+    return Message(f"{lag.describe()}: ", Action.NEIGHBORS, " and ", Action.PATH,
+                   " miss the newest notes and links until ", rebuild)
 
 
 class HealthCheck:
@@ -67,7 +74,7 @@ class HealthCheck:
             warnings.append(STALE_INDEX)
         graph, lag = self._graph_health()
         if lag is not None and not lag.removed:
-            warnings.append(GRAPH_BEHIND.format(lag=lag.describe(), rebuild=(
+            warnings.append(graph_behind(lag, (
                 f"the shared graph is rebuilt: {SHARED_FULL_REFRESH}" if self._shared
                 else REBUILD_BEHIND)))
         state = self._embedder.state()
@@ -93,8 +100,8 @@ class HealthCheck:
         if building is not None:
             problems.append(f"no index generation yet: {building.describe()}")
         elif current is None:
-            problems.append("not indexed: no index generation: " + (
-                SHARED_INDEX if self._shared else "run memory_refresh to build it"))
+            problems.append(Message("not indexed: no index generation: ", (
+                SHARED_INDEX if self._shared else Message("run ", Action.REFRESH, " to build it"))))
         if self._shared:
             return IndexHealth(generation=current, problems=tuple(problems),
                                files_changed_since=None, refreshed_by=SHARED_INDEX)
@@ -119,7 +126,7 @@ class HealthCheck:
         lag = self._graph_lag() if current is not None else None
         lag = lag if lag is not None and lag.behind else None
         if lag is not None and lag.removed:  # moved notes are removed at their old path
-            problems.append(GRAPH_MOVED.format(lag=lag.describe(), rebuild=(
+            problems.append(graph_moved(lag, (
                 SHARED_FULL_REFRESH if self._shared else REBUILD_MOVED)))
         return GraphHealth(generation=current, problems=tuple(problems),
                            behind_index=lag.behind if lag else 0), lag

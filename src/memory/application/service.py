@@ -25,6 +25,7 @@ from memory.domain.evidence import AppliedScope, EvidencePacket, Generation
 from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
 from memory.domain.health import NO_SHARED_INDEX, Health, WriteAccess, refresh_advice
+from memory.domain.messages import Action, Message
 from memory.domain.notes import Note
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
@@ -43,7 +44,14 @@ from memory.ports.note_source import NoteSource
 from memory.ports.refresh_progress import RefreshProgressBoard
 
 READ_ATTEMPTS = 5  # of a search that keeps seeing new generations published
-NO_INDEX = "not indexed: no index yet; run memory_refresh to build it (nothing can be found)"
+NO_INDEX = Message("not indexed: no index yet; run ", Action.REFRESH,
+                   " to build it (nothing can be found)")
+
+
+def no_note(name: str) -> Message:
+    return Message(f"no note named {name!r} (try ", Action.SEARCH, " to find its memory_id)")
+
+
 T = TypeVar("T")
 
 
@@ -204,9 +212,10 @@ class MemoryService:
         elif index is None:
             warnings.append(self._no_index)
         elif index.model_id and index.model_id != self._embedder.model_id:
-            warnings.append(f"the index's vectors come from {index.model_id} and queries are "
-                            f"embedded by {self._embedder.model_id}: {refresh_advice(self._shared)}"
-                            " to re-embed (semantic ranks are approximate until then)")
+            warnings.append(Message(
+                f"the index's vectors come from {index.model_id} and queries are embedded by "
+                f"{self._embedder.model_id}: ", refresh_advice(self._shared),
+                " to re-embed (semantic ranks are approximate until then)"))
         graph = self._graph.current() if self._graph else None
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings
@@ -219,14 +228,14 @@ class MemoryService:
         if not ("/" in name or "\\" in name or name.lower().endswith(".md")):
             # Neither a known id or title nor written as a path: the note does not exist
             # (the source would only call it "not a Markdown note").
-            raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
+            raise NotFound(no_note(name))
         return name, None  # a path not (yet) indexed: the source validates and reads it
 
     def _resolve_note(self, name: str) -> Note:
         self._generation()
         matches = self._catalogue.find(name)
         if not matches:
-            raise NotFound(f"no note named {name!r} (try memory_search to find its memory_id)")
+            raise NotFound(no_note(name))
         return matches[0]
 
     def _graph_scope(self, filters: dict[str, Any]) -> ResolvedScope:
@@ -247,5 +256,6 @@ class MemoryService:
 
     def _require_graph(self) -> GraphProvider:
         if self._graph is None or self._graph.current() is None:
-            raise Unavailable(f"no graph yet: {refresh_advice(self._shared, True)} to build it")
+            raise Unavailable(Message("no graph yet: ", refresh_advice(self._shared, True),
+                                      " to build it"))
         return self._graph

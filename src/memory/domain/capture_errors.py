@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from memory.domain.errors import AiMemoryError, InvalidRequest
+from memory.domain.messages import Action, Message
 from memory.domain.secrets import SecretFinding
 
 
@@ -42,8 +43,8 @@ class NoteAlreadyExists(InvalidRequest):
 
     def __init__(self, path: str):
         self.path = path
-        super().__init__(f"a file already exists at {path}: edit that note (memory_edit) or "
-                         "choose another title or path")
+        super().__init__(Message(f"a file already exists at {path}: edit that note (",
+                                 Action.EDIT, ") or choose another title or path"))
 
 
 class DuplicateKnowledge(InvalidRequest):
@@ -52,8 +53,8 @@ class DuplicateKnowledge(InvalidRequest):
     def __init__(self, candidates: Sequence[DuplicateCandidate]):
         self.candidates = tuple(candidates)
         listed = "; ".join(f"{c.path} ({c.title!r}: {c.reason})" for c in self.candidates)
-        super().__init__(f"this scope may already hold this knowledge: {listed}. Edit that "
-                         "note instead, or write with allow_duplicate=true")
+        super().__init__(Message(f"this scope may already hold this knowledge: {listed}. Edit "
+                                 "that note instead, or write with ", Action.ALLOW_DUPLICATE))
 
 
 class SecretInNote(InvalidRequest):
@@ -77,6 +78,7 @@ class SupersedeIncomplete(AiMemoryError):
                  reason: str):
         self.path, self.memory_id, self.content_hash = path, memory_id, content_hash
         self.old, self.reason = old, reason
-        super().__init__(f"the new note was written at {path} (memory_id {memory_id}, "
-                         f"content_hash {content_hash}), but {old} was not marked superseded: "
-                         f"{reason}. Mark it with memory_edit operation supersede")
+        super().__init__(Message(f"the new note was written at {path} (memory_id {memory_id}, "
+                                 f"content_hash {content_hash}), but {old} was not marked "
+                                 f"superseded: {reason}. Mark it with ", Action.EDIT,
+                                 " operation supersede"))

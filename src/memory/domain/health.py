@@ -6,6 +6,7 @@ from typing import Any
 
 from attrs import frozen
 
+from memory.domain.messages import Action, Message
 from memory.domain.model_state import EmbedderState
 from memory.domain.refresh import GenerationInfo
 
@@ -26,8 +27,11 @@ def refresh_advice(shared: bool, full: bool = False) -> str:
     of a shared index the indexer's command."""
     if shared:
         return SHARED_FULL_REFRESH if full else SHARED_REFRESH
-    return "run memory_refresh with mode 'full'" if full else "run memory_refresh"
-READ_ONLY_SERVER = "this server is read-only (serve --read-only): no memory_write or memory_edit"
+    return Message("run ", Action.REFRESH_FULL if full else Action.REFRESH)
+
+
+READ_ONLY_SERVER = Message("this server is read-only (serve --read-only): no ", Action.WRITE,
+                           " or ", Action.EDIT)
 
 
 @frozen(kw_only=True)

@@ -6,6 +6,7 @@ from typing import Any, TypeVar, cast
 
 from attrs import evolve, fields, has
 
+from memory.domain.messages import Action, Message
 from memory.domain.secrets import redact_data
 
 T = TypeVar("T")
@@ -19,6 +20,9 @@ def redacted(value: T, name: str = "") -> T:
     """
     if type(value) is str:
         return cast(T, redact_data(value, name))
+    if isinstance(value, Message):  # its text redacted, its Actions kept for each edge
+        return cast(T, Message(*(p if isinstance(p, Action) else redact_data(p, name)
+                                 for p in value.parts)))
     if has(type(value)):
         instance: Any = value  # an attrs instance of some class: evolve keeps its type
         return cast(T, evolve(instance, **{f.name: redacted(getattr(instance, f.name), f.name)

@@ -15,6 +15,7 @@ from attrs import frozen
 
 from memory.domain.capture_errors import EditConflict
 from memory.domain.errors import InvalidRequest
+from memory.domain.messages import Action, Message
 from memory.domain.new_note import Author
 
 FULL_HASH_CHARS = 64
@@ -35,8 +36,8 @@ def hash_prefix(value: str) -> str:
     else:
         wrong = f"is {len(digest)} characters, longer than a hash"
     raise InvalidRequest(  # the value itself is not echoed: it may be anything a caller pasted
-        f"content_hash {wrong}: give the hash memory_get shows for the note, its first "
-        f"{MIN_PREFIX_CHARS} or more hex characters or all {FULL_HASH_CHARS}")
+        Message(f"content_hash {wrong}: give the hash ", Action.GET, " shows for the note, its "
+                f"first {MIN_PREFIX_CHARS} or more hex characters or all {FULL_HASH_CHARS}"))
 
 
 def same_version(given: str, content_hash: str) -> bool:

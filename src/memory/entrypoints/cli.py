@@ -27,7 +27,7 @@ from memory.entrypoints import (capture_command, graph_command, note_presenters,
 from memory.entrypoints.cli_progress import notices_on_stderr
 from memory.entrypoints.error_kinds import kind_of
 from memory.entrypoints.settings import Settings
-from memory.entrypoints.wording import cli_words, in_cli_words
+from memory.entrypoints.wording import error_words, in_cli_words
 
 SCOPE_FLAGS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
 # (kind, exit code) of each error ai-memory raises on purpose, most specific first.
@@ -269,7 +269,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
     except (AiMemoryError, OSError) as exc:  # OSError: a file could not be read or written
         kind, code = kind_of(exc)
-        return _failed(as_json, kind, cli_words(str(exc)), code)
+        return _failed(as_json, kind, error_words(exc), code)
 
 
 def _failed(as_json: bool, kind: str, message: str, code: int) -> int:

@@ -19,6 +19,7 @@ from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket
 from memory.domain.explanation import Explanation
 from memory.domain.graph import GraphPath
 from memory.domain.health import IndexHealth, WriteAccess
+from memory.domain.messages import TOOL_WORDS, Message
 from memory.domain.refresh import GenerationInfo, RefreshReport, ValidationReport
 
 EXPORTED: dict[type, tuple[str, ...]] = {
@@ -65,6 +66,9 @@ def _attrs_hook(cls: type) -> Callable[[Any], dict]:
 converter.register_unstructure_hook_factory(attrs.has, _attrs_hook)
 converter.register_unstructure_hook(float, lambda x: round(float(x), FLOAT_DIGITS))
 converter.register_unstructure_hook(Enum, lambda e: e.value)
+# A message on the wire (MCP structured content) names the MCP tools; the CLI words its
+# messages before they get here (wording.in_cli_words).
+converter.register_unstructure_hook(Message, lambda m: m.worded(TOOL_WORDS))
 for _sequence in (tuple, list, frozenset, set):
     converter.register_unstructure_hook(
         _sequence, lambda items: [converter.unstructure(item) for item in items])

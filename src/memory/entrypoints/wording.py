@@ -1,26 +1,35 @@
-"""One message source, rendered per edge: the core's messages name the MCP tools
-(`run memory_refresh`); on the command line they name its commands (`run ai-memory refresh`)."""
+"""One message source, worded per edge: the core's messages carry the steps they ask for as
+Actions (domain/messages.py); MCP says the tool call (`run memory_refresh`), the command line
+says its command (`run ai-memory refresh`)."""
 
 from __future__ import annotations
 
-import re
 from typing import TypeVar
 
 from attrs import evolve, fields, has
+
+from memory.domain.messages import Action, Message
 
 T = TypeVar("T")
 
 # Fields of results that hold messages to a person, never note text.
 MESSAGE_FIELDS = frozenset({"warnings", "problems", "no_answer_reason", "reason", "detail", "why"})
-_FULL = re.compile(r"\bmemory_refresh with mode 'full'")
-_TOOL = re.compile(
-    r"\bmemory_(search|get|neighbors|path|explain|refresh|health|feedback|write|edit)\b")
+COMMAND_WORDS: dict[Action, str] = {
+    **{a: f"ai-memory {a.value}" for a in Action},
+    Action.REFRESH_FULL: "ai-memory refresh --mode full",
+    Action.ALLOW_DUPLICATE: "--allow-duplicate",
+}
 
 
 def cli_words(message: str) -> str:
-    """A core message as the command line says it."""
-    message = _FULL.sub("ai-memory refresh --mode full", message)
-    return _TOOL.sub(r"ai-memory \1", message.replace("allow_duplicate=true", "--allow-duplicate"))
+    """A core message as the command line says it (text without Actions stays as it is)."""
+    return message.worded(COMMAND_WORDS) if isinstance(message, Message) else message
+
+
+def error_words(exc: BaseException) -> str:
+    """An error's message as the command line says it."""
+    said = exc.args[0] if len(exc.args) == 1 else None
+    return cli_words(said) if isinstance(said, Message) else str(exc)
 
 
 def in_cli_words(value: T) -> T:

@@ -3,11 +3,17 @@ build) says what it is doing and for how long instead of sitting at `graph: 0/1`
 
 import io
 
+from memory.application.refresh.verdict import not_indexed
+from memory.domain.capture_errors import DuplicateCandidate, DuplicateKnowledge
 from memory.domain.evidence import AppliedScope, EvidenceItem, EvidencePacket, Generation, Signals
+from memory.domain.health import refresh_advice
+from memory.domain.messages import TOOL_WORDS, Action, Message
 from memory.domain.refresh import RefreshReport, StageReport
 from memory.entrypoints.cli import _parser
 from memory.entrypoints.cli_progress import TerminalProgress
-from memory.entrypoints.wording import cli_words, in_cli_words
+from memory.entrypoints.converter import to_json
+from memory.entrypoints.mcp_server import tool_names
+from memory.entrypoints.wording import COMMAND_WORDS, cli_words, error_words, in_cli_words
 
 
 class Clock:
@@ -18,13 +24,40 @@ class Clock:
         return self.now
 
 
-def test_core_messages_name_cli_commands():
-    assert cli_words("no index yet: run memory_refresh (nothing can be found)") == \
-        "no index yet: run ai-memory refresh (nothing can be found)"
-    assert cli_words("run memory_refresh with mode 'full' to build it") == \
-        "run ai-memory refresh --mode full to build it"
-    assert cli_words("try memory_search to find its memory_id") == \
-        "try ai-memory search to find its memory_id"
+def test_core_messages_name_mcp_tools_and_cli_commands():
+    advice = not_indexed(3).warnings[0]
+    assert advice == ("not indexed: this memory root has no index yet (3 notes); run "
+                      "memory_refresh to build it (nothing can be found until then)")
+    assert cli_words(advice) == ("not indexed: this memory root has no index yet (3 notes); "
+                                 "run ai-memory refresh to build it (nothing can be found "
+                                 "until then)")
+    full = Message("no graph yet: ", refresh_advice(False, full=True), " to build it")
+    assert full == "no graph yet: run memory_refresh with mode 'full' to build it"
+    assert cli_words(full) == "no graph yet: run ai-memory refresh --mode full to build it"
+    assert to_json({"warnings": (full,)}) == {"warnings": [str(full)]}  # MCP: the tool call
+
+
+def test_an_error_is_worded_by_its_actions_not_by_its_text():
+    duplicate = DuplicateKnowledge([DuplicateCandidate(memory_id="m", path="a.md", title="A",
+                                                       reason="same title in this scope")])
+    assert str(duplicate).endswith("write with allow_duplicate=true")
+    assert error_words(duplicate).endswith("write with --allow-duplicate")
+    # Text that only looks like a tool name (a note's, a path's) is never rewritten.
+    assert error_words(ValueError("cannot read memory_refresh.md")) == \
+        "cannot read memory_refresh.md"
+    assert cli_words("call memory_refresh after edits") == "call memory_refresh after edits"
+
+
+def test_every_action_names_a_real_tool_and_a_real_command():
+    commands = all_subparsers()
+    for action in Action:
+        assert TOOL_WORDS[action].split()[0].split("=")[0] in (*tool_names(), "allow_duplicate")
+        words = COMMAND_WORDS[action].split()
+        if words[0] == "ai-memory":
+            assert words[1] in commands, action
+        else:
+            assert words[0] in {o for a in commands["write"]._actions for o in a.option_strings}
+    assert TOOL_WORDS[Action.REFRESH_FULL] == "memory_refresh with mode 'full'"
 
 
 def test_only_messages_are_reworded_never_note_text():
@@ -34,12 +67,14 @@ def test_only_messages_are_reworded_never_note_text():
                         reasons=("identifier:memory_refresh",))
     packet = EvidencePacket(query="memory_refresh", scope=AppliedScope(), generation=Generation(),
                             no_answer=False, items=(item,),
-                            warnings=("stale index: run memory_refresh to index them",))
+                            warnings=(Message("stale index: run ", Action.REFRESH,
+                                              " to index them"),))
     shown = in_cli_words(packet)
     assert shown.warnings == ("stale index: run ai-memory refresh to index them",)
     assert shown.items == packet.items and shown.query == "memory_refresh"
     report = RefreshReport(mode="full", stages=(StageReport(
-        stage="graph", outcome="kept-last-good", reason="run memory_refresh with mode 'full'"),))
+        stage="graph", outcome="kept-last-good",
+        reason=Message("run ", Action.REFRESH_FULL)),))
     assert in_cli_words(report).stages[0].reason == "run ai-memory refresh --mode full"
 
 

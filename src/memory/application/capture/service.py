@@ -16,6 +16,7 @@ from memory.application.capture.requests import (EditOperation, EditRequest, Edi
 from memory.domain.capture_errors import (DuplicateCandidate, DuplicateKnowledge,
                                           NoteAlreadyExists, SupersedeIncomplete)
 from memory.domain.errors import AiMemoryError, InvalidRequest, NotFound
+from memory.domain.messages import Action, Message
 from memory.domain.new_note import Author, NewNote
 from memory.domain.note_edits import (Append, Archive, Move, NoteEdit, ReplaceLines, SetFields,
                                       Supersede, checked)
@@ -148,8 +149,9 @@ class CaptureService:
         try:
             return note_path(identity)
         except InvalidRequest:
-            raise NotFound(f"no note named {identity!r}: give its memory_id, path or "
-                           "title as memory_search or memory_get showed it") from None
+            raise NotFound(Message(f"no note named {identity!r}: give its memory_id, path or "
+                                   "title as ", Action.SEARCH, " or ", Action.GET,
+                                   " showed it")) from None
 
     def _operation(self, request: EditRequest, note: Note | None) -> NoteEdit:
         op = request.operation
@@ -196,8 +198,9 @@ class CaptureService:
     def _known(self, identity: str, field: str) -> Note:
         found = self._catalogue.find(identity)
         if found is None:
-            raise InvalidRequest(f"{field} names {identity!r}, which is no known note: give "
-                                 "a memory_id, path or title memory_search returned")
+            raise InvalidRequest(Message(f"{field} names {identity!r}, which is no known note: "
+                                         "give a memory_id, path or title ", Action.SEARCH,
+                                         " returned"))
         return found
 
     def _commit(self, paths: Sequence[str], message: str,

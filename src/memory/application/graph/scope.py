@@ -8,6 +8,7 @@ from attrs import frozen
 
 from memory.domain.errors import Unavailable
 from memory.domain.graph import GraphPath, Neighbor, Relation
+from memory.domain.messages import Action, Message
 from memory.domain.notes import Note
 from memory.domain.scope import ResolvedScope, ScopeFilter, StatusFilter
 from memory.ports.graph_provider import GraphProvider
@@ -70,5 +71,5 @@ def graph_id(graph: GraphProvider) -> str:
     """The id of the graph generation that answers; Unavailable while none is published."""
     current = graph.current()
     if current is None:
-        raise Unavailable("no graph yet: run memory_refresh with mode 'full' to build it")
+        raise Unavailable(Message("no graph yet: run ", Action.REFRESH_FULL, " to build it"))
     return current.id

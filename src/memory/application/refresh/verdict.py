@@ -10,6 +10,7 @@ from attrs import field, frozen
 from memory.application.refresh.catch_up import CatchUp, CatchUpOutcome
 from memory.domain.evidence import Generation
 from memory.domain.freshness import Freshness
+from memory.domain.messages import Action, Message
 from memory.domain.refresh import BuildProgress
 
 
@@ -43,9 +44,10 @@ def judge(result: CatchUp, *, changed_generation: bool, watching: bool,
     ok = result.report is None or result.report.ok
     if result.outcome.caught_up and result.held and ok:
         later = "are being indexed in the background" if background \
-            else "are left for memory_refresh"
-        return Verdict.stale(f"stale index: {len(result.held)} big notes "
-                             f"(e.g. {result.held[0]}) {later}; results may miss them")
+            else Message("are left for ", Action.REFRESH)
+        return Verdict.stale(Message(f"stale index: {len(result.held)} big notes "
+                                     f"(e.g. {result.held[0]}) ", later,
+                                     "; results may miss them"))
     if result.outcome is CatchUpOutcome.NOTHING:
         return REFRESHED if changed_generation else CURRENT
     if result.outcome is CatchUpOutcome.REFRESHED and result.report is not None and ok:
@@ -54,14 +56,15 @@ def judge(result: CatchUp, *, changed_generation: bool, watching: bool,
     why = {
         CatchUpOutcome.REFRESHED: f"a refresh kept the last good index ({result.detail})",
         CatchUpOutcome.BUSY: f"{n} changed notes are not indexed yet: {result.detail}{running}",
-        CatchUpOutcome.TOO_MANY: f"{n} notes changed since the index was built; "
-        + ("they are being indexed in the background" if watching and background
-           else "run memory_refresh to index them"),
+        CatchUpOutcome.TOO_MANY: Message(
+            f"{n} notes changed since the index was built; ",
+            "they are being indexed in the background" if watching and background
+            else Message("run ", Action.REFRESH, " to index them")),
         CatchUpOutcome.MODEL_LOADING: f"{n} changed notes wait for the embedding model to load",
         CatchUpOutcome.FAILED: f"changed notes could not be indexed: {result.detail}",
         CatchUpOutcome.CANCELLED: f"indexing {n} changed notes was interrupted: {result.detail}",
     }[result.outcome]
-    return Verdict.stale(f"stale index: {why}; results may miss recent edits")
+    return Verdict.stale(Message("stale index: ", why, "; results may miss recent edits"))
 
 
 def building(progress: BuildProgress) -> Verdict:
@@ -78,8 +81,8 @@ def not_indexed(notes: int) -> Verdict:
     """No index and nobody building one: the command that builds it."""
     count = "1 note" if notes == 1 else f"{notes:,} notes"
     return Verdict.not_indexed(
-        f"not indexed: this memory root has no index yet ({count}); "
-        "run memory_refresh to build it (nothing can be found until then)")
+        Message(f"not indexed: this memory root has no index yet ({count}); run ",
+                Action.REFRESH, " to build it (nothing can be found until then)"))
 
 
 def read_verdict(verdict: Verdict, generation: Generation, warnings: Sequence[str]) -> Verdict:
