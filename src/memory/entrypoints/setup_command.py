@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memory.domain.note_scope import CROSS_CUTTING_FOLDERS
 from memory.entrypoints import presenters, status_presenters
+from memory.entrypoints.clients.config_files import Change
 from memory.entrypoints.settings import Settings, environment_root
 
 WELCOME = """---
@@ -123,7 +124,7 @@ def _clients(args, root: Path | None, remote) -> int:
         _explain(paths.command, results, clients)
         if remote is not None:
             _explain_token(remote, paths.env)
-    return 1 if any(r.action == "error" for r in results) else 0
+    return 1 if any(r.action is Change.ERROR for r in results) else 0
 
 
 def _named_clients(value: str | None, known: tuple[str, ...]) -> list[str] | None:
@@ -155,7 +156,7 @@ def _report(results, dry_run: bool, *, verbose: bool = False) -> None:
 
 
 def _explain(command: tuple[str, ...], results, clients: list[str] | None) -> None:
-    if clients is None and all(r.action == "skipped" for r in results):
+    if clients is None and all(r.action is Change.SKIPPED for r in results):
         print("no client was found (none of their configuration folders exists); name them "
               "with --clients codex,claude-code,... or --clients all", file=sys.stderr)
     if len(command) > 1:

@@ -7,11 +7,25 @@ import os
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import StrEnum
 from pathlib import Path
 
 from memory.entrypoints.clients.errors import ConfigSyntaxError
 
 BACKUP_INFIX = ".ai-memory-backup-"
+
+
+class Change(StrEnum):
+    """What setup does to a file (CREATED, CHANGED, REMOVED, UNCHANGED) or, in a client's
+    result, to its config or skill copy (CREATED, UPDATED, UNCHANGED, REMOVED, SKIPPED, ERROR)."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    REMOVED = "removed"
+    SKIPPED = "skipped"
+    ERROR = "error"
 
 
 def read_text(path: Path) -> str | None:
@@ -76,7 +90,7 @@ class FileDiff:
     the lines it adds and removes, and the unified diff itself."""
 
     path: Path
-    action: str
+    action: Change
     added: int = 0
     removed: int = 0
     diff: str = ""
@@ -84,16 +98,17 @@ class FileDiff:
     @classmethod
     def between(cls, path: Path, old: str | None, new: str | None) -> FileDiff:
         if old == new:
-            return cls(path=path, action="unchanged")
+            return cls(path=path, action=Change.UNCHANGED)
         diff = unified_diff(path, old, new)
         body = [line for line in diff.splitlines()
                 if not line.startswith(("---", "+++", "@@", "\\"))]
-        action = "created" if old is None else "removed" if new is None else "changed"
+        action = Change.CREATED if old is None else Change.REMOVED if new is None \
+            else Change.CHANGED
         return cls(path=path, action=action, diff=diff,
                    added=sum(line.startswith("+") for line in body),
                    removed=sum(line.startswith("-") for line in body))
 
     def summary(self) -> str:
         """One line: what happens to the file and how many lines it gains and loses."""
-        counts = "" if self.action == "unchanged" else f" (+{self.added} -{self.removed})"
+        counts = "" if self.action is Change.UNCHANGED else f" (+{self.added} -{self.removed})"
         return f"{self.action:<9} {self.path}{counts}"

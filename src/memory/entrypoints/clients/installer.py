@@ -7,13 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Literal
 
 from memory.entrypoints.clients import (
     claude_code, claude_desktop, codex, copilot, opencode, vscode,
 )
 from memory.entrypoints.clients.config_files import (
-    BACKUP_INFIX, FileDiff, backup, read_text, write_atomic,
+    BACKUP_INFIX, Change, FileDiff, backup, read_text, write_atomic,
 )
 from memory.entrypoints.clients.errors import ConfigSyntaxError, UneditableConfig
 from memory.entrypoints.clients.host import Host
@@ -25,7 +24,6 @@ from memory.entrypoints.clients.target import (
 )
 from memory.entrypoints.clients.toml_config import TomlConfigEditor
 
-Action = Literal["created", "updated", "unchanged", "removed", "skipped", "error"]
 
 TARGETS: dict[str, ClientTarget] = {
     target.name: target
@@ -43,7 +41,7 @@ class ClientResult:
 
     client: str
     path: Path
-    action: Action
+    action: Change
     message: str = ""
     files: tuple[FileDiff, ...] = ()  # the change to each file (a skill folder has several)
     skill: bool = False  # a copy of our skill, not the client's own configuration
@@ -144,7 +142,7 @@ def remote_server(*, shared: bool, url: str | None,
 
 
 def _not_found(target: ClientTarget, host: Host) -> ClientResult:
-    return ClientResult(client=target.name, path=target.config_path(host), action="skipped",
+    return ClientResult(client=target.name, path=target.config_path(host), action=Change.SKIPPED,
                         message=f"{target.title} not found ({target.marker(host)} is missing); "
                                 f"name it with --clients to register it anyway")
 
@@ -154,7 +152,7 @@ def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
     editor = _EDITORS[target.config_format]
     entry = replace(target.entry_for(run.registration), name=run.name)
 
-    def result(action: Action, message: str, diff: FileDiff | None = None, *,
+    def result(action: Change, message: str, diff: FileDiff | None = None, *,
                planned: bool = False, text: str | None = None) -> _ConfigChange:
         if planned and not run.uninstall:
             message += _bridge_note(target, run.registration)
@@ -170,22 +168,23 @@ def _sync_config(target: ClientTarget, run: _Run) -> _ConfigChange:
         else:
             new = editor.upsert(old, entry)
     except ConfigSyntaxError as error:
-        return result("error", f"{path}: {error}; the file was left untouched")
+        return result(Change.ERROR, f"{path}: {error}; the file was left untouched")
     except UneditableConfig as error:
-        return result("skipped", f"{path}: {error}:\n{error.snippet}")
+        return result(Change.SKIPPED, f"{path}: {error}:\n{error.snippet}")
     except OSError as error:
-        return result("error", f"{path}: cannot read: {error}")
+        return result(Change.ERROR, f"{path}: cannot read: {error}")
     if new == old:
         what = f"no {entry.name} entry to remove" if run.uninstall else "already registered"
-        return result("unchanged", what, planned=True, text=old)
-    action: Action = "removed" if run.uninstall else ("created" if old is None else "updated")
+        return result(Change.UNCHANGED, what, planned=True, text=old)
+    action = Change.REMOVED if run.uninstall else (
+        Change.CREATED if old is None else Change.UPDATED)
     diff = FileDiff.between(path, old, new)
     if run.dry_run:
         return result(action, f"dry run: {path} not written", diff, planned=True, text=new)
     try:
         saved = _write(path, old, new)
     except OSError as error:
-        return result("error", f"{path}: cannot write: {error}")
+        return result(Change.ERROR, f"{path}: cannot write: {error}")
     message = _describe(target, path, entry.name, action, deleted=new is None, saved=saved)
     return result(action, message, diff, planned=True, text=new)
 
@@ -197,16 +196,16 @@ def _bridge_note(target: ClientTarget, registration: Registration) -> str:
             f"`ai-memory connect --url`, which relays to {registration.remote.url})")
 
 
-def _describe(target: ClientTarget, path: Path, name: str, action: Action, *, deleted: bool,
+def _describe(target: ClientTarget, path: Path, name: str, action: Change, *, deleted: bool,
               saved: Path | None) -> str:
-    done = {"created": "created", "updated": f"merged the {name} entry into",
-            "removed": f"removed the {name} entry from"}[action]
+    done = {Change.CREATED: "created", Change.UPDATED: f"merged the {name} entry into",
+            Change.REMOVED: f"removed the {name} entry from"}[action]
     message = f"{done} {path}"
     if deleted:
         message += " (the file held nothing else and was deleted)"
     if saved is not None:
         message += f"; previous version saved as {saved.name}"
-    if action != "removed" and target.check:
+    if action is not Change.REMOVED and target.check:
         message += f"; check with: {target.check}"
     return message
 
@@ -268,7 +267,7 @@ def _sync_skill(path: Path, client: str, run: _Run, source: Traversable,
                              lambda: install_skill(source, path, dry_run=run.dry_run))
     users = _still_registered(path, run, changes)
     if users:
-        return ClientResult(client=client, path=path, action="unchanged", skill=True,
+        return ClientResult(client=client, path=path, action=Change.UNCHANGED, skill=True,
                             message=f"skill kept: {', '.join(users)} still register ai-memory")
     return _skill_result(client, path, lambda: remove_skill(path, dry_run=run.dry_run))
 
@@ -278,11 +277,10 @@ def _skill_result(client: str, path: Path, change: Callable[[], SkillChange],
     try:
         done = change()
     except OSError as error:
-        return ClientResult(client=client, path=path, action="error", skill=True,
+        return ClientResult(client=client, path=path, action=Change.ERROR, skill=True,
                             message=f"skill {path}: {error}")
     message = f"{done.message} ({note})" if note else done.message
-    action: Action = done.action  # type: ignore[assignment]
-    return ClientResult(client=client, path=path, action=action, message=message,
+    return ClientResult(client=client, path=path, action=done.action, message=message,
                         files=done.files, skill=True)
 
 

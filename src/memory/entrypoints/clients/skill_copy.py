@@ -9,7 +9,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from memory.entrypoints.clients.config_files import FileDiff, write_atomic
+from memory.entrypoints.clients.config_files import Change, FileDiff, write_atomic
 
 _SKIPPED_NAMES = {"__pycache__", ".DS_Store"}
 _OUR_NAME = re.compile(r"^name:[ \t]*[\"']?ai-memory[\"']?[ \t]*$", re.MULTILINE)
@@ -17,7 +17,7 @@ _OUR_NAME = re.compile(r"^name:[ \t]*[\"']?ai-memory[\"']?[ \t]*$", re.MULTILINE
 
 @dataclass(frozen=True, kw_only=True)
 class SkillChange:
-    action: str  # "created", "updated", "unchanged", "removed", "skipped"
+    action: Change
     message: str
     files: tuple[FileDiff, ...] = ()  # one per file of the skill, in a change
 
@@ -59,13 +59,13 @@ def install_skill(source: Traversable, target: Path, *, dry_run: bool) -> SkillC
     origin = source.resolve() if isinstance(source, Path) else None
     if target.is_symlink() or (target.exists() and target.resolve() == origin):
         same = target.resolve() == origin
-        return SkillChange(action="unchanged" if same else "skipped",
+        return SkillChange(action=Change.UNCHANGED if same else Change.SKIPPED,
                            message="skill folder is a link to the canonical skill" if same
                            else f"{target} is a link to another folder; left alone")
     present = _files(target) if target.is_dir() else {}
     if present == wanted:
-        return SkillChange(action="unchanged", message="skill already up to date")
-    action = "updated" if target.exists() else "created"
+        return SkillChange(action=Change.UNCHANGED, message="skill already up to date")
+    action = Change.UPDATED if target.exists() else Change.CREATED
     files = _diff(target, present, wanted)
     if dry_run:
         return SkillChange(action=action, message="dry run: skill not copied", files=files)
@@ -81,15 +81,15 @@ def remove_skill(target: Path, *, dry_run: bool) -> SkillChange:
     if target.is_symlink():
         if not dry_run:
             target.unlink()
-        return SkillChange(action="removed", message=f"removed the link {target}")
+        return SkillChange(action=Change.REMOVED, message=f"removed the link {target}")
     if not target.exists():
-        return SkillChange(action="unchanged", message="no skill copy to remove")
+        return SkillChange(action=Change.UNCHANGED, message="no skill copy to remove")
     skill = target / "SKILL.md"
     if not skill.is_file() or not _OUR_NAME.search(skill.read_text("utf-8", "replace")):
-        return SkillChange(action="skipped",
+        return SkillChange(action=Change.SKIPPED,
                            message=f"{target} does not look like our skill; left alone")
     files = _diff(target, _files(target), {})
     if dry_run:
-        return SkillChange(action="removed", message="dry run: skill not removed", files=files)
+        return SkillChange(action=Change.REMOVED, message="dry run: skill not removed", files=files)
     shutil.rmtree(target)
-    return SkillChange(action="removed", message=f"removed {target}", files=files)
+    return SkillChange(action=Change.REMOVED, message=f"removed {target}", files=files)
