@@ -33,7 +33,7 @@ from memory.application.search.workspace_scope import WorkspaceScope
 from memory.domain.errors import NotInstalled
 from memory.domain.health import WriteAccess
 from memory.domain.note_text import ContentKey
-from memory.entrypoints.settings import DEFAULT_PRECISION, REPOSITORY_ENV, default_model_cache
+from memory.entrypoints.settings import REPOSITORY_ENV, Settings, default_model_cache
 from memory.ports.content_keys import ContentKeys
 
 
@@ -191,7 +191,7 @@ class Application(containers.DeclarativeContainer):
 ONE_SHOT_FRESHNESS = FreshnessConfig(search_budget_s=120.0, background=False)
 
 
-def build(settings, *, serving: bool = False, one_shot: bool = False) -> Application:
+def build(settings: Settings, *, serving: bool = False, one_shot: bool = False) -> Application:
     """An application container for one memory root.
 
     `serving` (the MCP server) adds the freshness policy before each read (watching the
@@ -199,32 +199,32 @@ def build(settings, *, serving: bool = False, one_shot: bool = False) -> Applica
     `one_shot` (a CLI read) the same policy without a watcher or a background thread.
     """
     app = Application()
-    cwd = getattr(settings, "cwd", None)
+    cwd = settings.cwd
     app.config.from_dict({
         "root": str(settings.root), "state_dir": str(settings.state_dir),
-        "cwd": str(cwd) if cwd else None, "repository": getattr(settings, "repository", None),
-        "auto_scope": getattr(settings, "auto_scope", True),
-        "embedding_precision": getattr(settings, "embedding_precision", DEFAULT_PRECISION),
-        "model_cache": str(getattr(settings, "model_cache", None) or default_model_cache()),
-        "graph_memory_mb": getattr(settings, "graph_memory_mb", None),
-        "graph_timeout_s": getattr(settings, "graph_timeout_s", None),
-        "git_commit": getattr(settings, "git_commit", False),
-        "read_only": getattr(settings, "read_only", False),
-        "reads_shared_index": getattr(settings, "reads_shared_index", False)})
-    if getattr(settings, "store", None):
+        "cwd": str(cwd) if cwd else None, "repository": settings.repository,
+        "auto_scope": settings.auto_scope,
+        "embedding_precision": settings.embedding_precision,
+        "model_cache": str(settings.model_cache or default_model_cache()),
+        "graph_memory_mb": settings.graph_memory_mb,
+        "graph_timeout_s": settings.graph_timeout_s,
+        "git_commit": settings.git_commit,
+        "read_only": settings.read_only,
+        "reads_shared_index": settings.reads_shared_index})
+    if settings.store:
         _use_postgres(app.gateways, settings.store)
     if serving:
         # A read-only server of a shared store reads what the indexer publishes: it never
         # indexes its own root, which on another host holds no notes (an index of it would
         # be empty).
-        reader = getattr(settings, "reads_shared_index", False)
-        if not getattr(settings, "watch", True) or reader:
+        reader = settings.reads_shared_index
+        if not settings.watch or reader:
             app.gateways.change_feed.override(providers.Object(None))
         if not reader:
             app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
         app.use_cases.default_repository.override(app.use_cases.workspace)
         app.use_cases.written.override(app.use_cases.freshness.provided.published)
-    elif one_shot and not getattr(settings, "reads_shared_index", False):
+    elif one_shot and not settings.reads_shared_index:
         app.gateways.change_feed.override(providers.Object(None))
         app.use_cases.freshness_config.override(providers.Object(ONE_SHOT_FRESHNESS))
         app.use_cases.before_search.override(app.use_cases.freshness.provided.before_search)
