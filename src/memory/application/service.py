@@ -26,7 +26,7 @@ from memory.domain.explanation import Explanation
 from memory.domain.feedback import RELEVANCE, FeedbackReceipt
 from memory.domain.health import NO_SHARED_INDEX, Health, WriteAccess, refresh_advice
 from memory.domain.messages import Action, Message
-from memory.domain.notes import Note
+from memory.domain.notes import Note, is_markdown
 from memory.domain.reading import Neighbourhood, NoteRead, NoteRef, RelationPath
 from memory.domain.redacted import redacted
 from memory.domain.cancellation import CancelToken
@@ -225,7 +225,7 @@ class MemoryService:
         matches = self._catalogue.find(name)
         if len(matches) >= 1:
             return matches[0].path, matches[0]
-        if not ("/" in name or "\\" in name or name.lower().endswith(".md")):
+        if not ("/" in name or "\\" in name or is_markdown(name)):
             # Neither a known id or title nor written as a path: the note does not exist
             # (the source would only call it "not a Markdown note").
             raise NotFound(no_note(name))

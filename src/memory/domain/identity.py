@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
-from memory.domain.notes import Note
+from memory.domain.notes import Note, without_extension
 from memory.domain.secrets import REDACTED_MARKER, redact_text
 
 MAX_ID_CHARS = 256
@@ -22,7 +22,7 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 def path_identity(path: str) -> str:
     """The id a note's path gives it: the relative path without `.md`, lower-cased; a path
     too long for an id keeps its start and a digest of the whole (ids are arguments)."""
-    ident = (path[:-3] if path.lower().endswith(".md") else path).lower()
+    ident = without_extension(path).lower()
     if len(ident) <= MAX_ID_CHARS:
         return ident
     return f"{ident[:MAX_ID_CHARS - 17]}~{_digest(path, 16)}"

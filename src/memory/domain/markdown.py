@@ -11,6 +11,8 @@ from urllib.parse import unquote
 
 from attrs import frozen
 
+from memory.domain.notes import is_markdown
+
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
 CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
@@ -126,7 +128,7 @@ def _markdown_target(raw: str) -> str:
     if URL_SCHEME.match(target):
         return ""  # http(s), mailto, obsidian:, file:, protocol-relative
     target = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
-    return target if target.lower().endswith(".md") else ""
+    return target if is_markdown(target) else ""
 
 
 def _line_targets(line: str) -> Iterator[str]:

@@ -10,17 +10,12 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from memory.domain.notes import Note, Status
+from memory.domain.notes import Note, Status, without_extension
 
 
 def name_key(name: str | None) -> str:
     """How a name is looked up: trimmed, case folded."""
     return (name or "").strip().lower()
-
-
-def without_extension(path: str) -> str:
-    """A note path without its Markdown extension, spelled in any case (`.md`, `.MD`)."""
-    return path[:-3] if path.lower().endswith(".md") else path
 
 
 def spelled_exactly(note: Note, name: str) -> bool:

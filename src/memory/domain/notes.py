@@ -13,6 +13,17 @@ from attrs import field, frozen
 from memory.domain.errors import InvalidRequest
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+MARKDOWN_EXTENSION = ".md"
+
+
+def is_markdown(name: str) -> bool:
+    """The file name or path ends in the Markdown extension, spelled in any case (`.MD`)."""
+    return name.lower().endswith(MARKDOWN_EXTENSION)
+
+
+def without_extension(path: str) -> str:
+    """A file name or path without its Markdown extension, in whatever case it is spelled."""
+    return path[:-len(MARKDOWN_EXTENSION)] if is_markdown(path) else path
 
 
 def note_path(path: str) -> str:
@@ -28,7 +39,7 @@ def note_path(path: str) -> str:
         raise InvalidRequest(f"note path must stay inside the memory root: {path!r}")
     if not parts or any(p.startswith(".") for p in parts):
         raise InvalidRequest(f"not an indexable note (hidden folder or file): {path!r}")
-    if not parts[-1].lower().endswith(".md"):
+    if not is_markdown(parts[-1]):
         raise InvalidRequest(f"not a Markdown note: {path!r}")
     return "/".join(parts)
 
@@ -142,9 +153,7 @@ class Note:
     @property
     def names(self) -> tuple[str, ...]:
         """Every way a person may name this note: id, title, aliases, path, file stem."""
-        stem = self.path.rsplit("/", 1)[-1]
-        if stem.lower().endswith(".md"):
-            stem = stem[:-3]
+        stem = without_extension(self.path.rsplit("/", 1)[-1])
         return tuple(dict.fromkeys(
             n for n in (self.memory_id, self.title, *self.aliases, self.path, stem) if n))
 

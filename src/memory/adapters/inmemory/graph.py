@@ -11,7 +11,7 @@ from memory.domain.cancellation import CancelToken
 from memory.domain.errors import NotFound, Unavailable
 from memory.domain.identity import assign_identities
 from memory.domain.graph import GraphPath, Neighbor, Relation
-from memory.domain.notes import NoteDocument
+from memory.domain.notes import NoteDocument, without_extension
 from memory.domain.refresh import GenerationInfo
 from memory.ports.graph_generations import GraphFacts, GraphGenerations, GraphStage
 from memory.ports.graph_provider import GraphProvider
@@ -35,7 +35,7 @@ def _edges(docs: Sequence[NoteDocument]) -> list[Relation]:
                                   ("supersedes", n.supersedes),
                                   ("superseded_by", n.superseded_by)):
             for t in targets:
-                target = by_name.get(t.lower()) or by_name.get(t.lower().removesuffix(".md"))
+                target = by_name.get(t.lower()) or by_name.get(without_extension(t).lower())
                 if target and target != n.memory_id:
                     out.append(Relation(source=n.memory_id, target=target, relation=relation,
                                         source_path=n.path))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memory.adapters.markdown.atomic_files import walked
+from memory.domain.notes import is_markdown
 
 
 def _inside(folder: str, path: str) -> bool:
@@ -49,7 +50,7 @@ class NotePlaces:
         names = Path(os.path.relpath(real, self.root)).parts
         if any(name.startswith(".") for name in names):
             return "points into a hidden folder or at a hidden file"
-        if not names or not names[-1].lower().endswith(".md"):
+        if not names or not is_markdown(names[-1]):
             return "points at a file that is not a Markdown note"
         return None
 

@@ -19,7 +19,7 @@ from memory.domain.errors import InvalidRequest, NotFound
 from memory.domain.markdown import front_matter_lines, split_lines
 from memory.domain.note_reading import read_note
 from memory.domain.note_text import ContentKey
-from memory.domain.notes import NoteDocument, note_path
+from memory.domain.notes import NoteDocument, is_markdown, note_path
 from memory.domain.refresh import SourceFile, SourceScan
 from memory.ports.note_source import NoteSource
 
@@ -135,7 +135,7 @@ class MarkdownNoteSource(NoteSource):
                files: dict[str, SourceFile], warnings: list[str]) -> None:
         if entry.name.startswith("."):
             return  # hidden folders (.git, .obsidian, .trash, .ai-memory) and files
-        is_md = entry.name.lower().endswith(".md")
+        is_md = is_markdown(entry.name)
         if entry.is_symlink():
             real = os.path.realpath(entry.path)
             if not os.path.exists(real):

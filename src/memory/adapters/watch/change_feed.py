@@ -19,6 +19,7 @@ from pathlib import Path
 from watchfiles import Change, watch
 
 from memory.domain.errors import Unavailable
+from memory.domain.notes import is_markdown
 from memory.ports.change_feed import ChangeFeed
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class WatchfilesChangeFeed(ChangeFeed):
                                 or path.startswith(self._state_dir + os.sep)):
             return False
         name = os.path.basename(path)
-        if name.lower().endswith(".md"):
+        if is_markdown(name):
             return True
         if change == Change.deleted:
             return "." not in name  # a folder may have gone; its notes went with it
