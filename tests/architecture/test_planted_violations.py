@@ -1,7 +1,8 @@
 """The contracts bite: each violation planted in a copy of the source tree fails its check.
 
-lint-imports runs with the project's own .importlinter over the copy; the domain's
-allow-list and the environment rule run over the copy too.
+lint-imports runs with the project's own .importlinter over the copy, and each plant breaks
+exactly its own contract; the domain's allow-list, the environment rule and the function size
+rule run over the copy too.
 """
 
 import os
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from source_rules import SRC, environment_breaches, foreign_domain_imports
+from source_rules import (MAX_FUNCTION_LINES, SRC, environment_breaches,
+                          foreign_domain_imports, long_functions)
 
 CONFIG = SRC.parent / ".importlinter"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -49,6 +51,7 @@ def test_the_unplanted_copy_keeps_every_contract(tree):
     assert "0 broken" in result.stdout
     assert foreign_domain_imports(tree / "src") == []
     assert environment_breaches(tree / "src") == []
+    assert long_functions(tree / "src") == []
 
 
 @pytest.mark.parametrize("module, statement", [
@@ -126,13 +129,21 @@ def test_a_module_allowed_to_pass_the_environment_on_still_may_not_read_it(tree)
         "reads the environment"]
 
 
+def test_an_application_function_too_long_to_read_whole_fails(tree):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    plant(tree, "memory.application.search.planted", f"def long():\n{body}")
+    assert long_functions(tree / "src") == [
+        f"memory.application.search.planted:3 long(): {MAX_FUNCTION_LINES + 1} lines"]
+
+
 # One planted violation per contract of .importlinter; a contract added without one fails
 # test_every_contract_has_a_planted_violation.
 PLANTS = {
     "Hexagon layers point inward": [
         ("memory.domain.planted", "from memory.application.search import retrieval"),
-        ("memory.ports.planted", "import memory.adapters.sqlite"),
-        ("memory.application.planted", "from memory.entrypoints import cli"),
+        # leaf modules above, so that no forbidden package comes in with them
+        ("memory.ports.planted", "import memory.adapters.inmemory.tokens"),
+        ("memory.application.planted", "from memory.entrypoints import wording"),
         ("memory.planted", "X = 1"),  # a module in no layer (the contract is exhaustive)
     ],
     "Adapter packages are independent of each other": [
@@ -172,7 +183,9 @@ def test_every_contract_has_a_planted_violation():
     (contract, module, statement) for contract, plants in PLANTS.items()
     for module, statement in plants])
 def test_each_contract_fails_on_its_planted_violation(tree, contract, module, statement):
+    """The one planted module breaks that contract and no other: each plant shows its own
+    contract biting, not a neighbour catching the import for it."""
     plant(tree, module, statement)
     result = lint_imports(tree)
     assert result.returncode != 0
-    assert contract in broken(result), result.stdout
+    assert broken(result) == {contract}, result.stdout
