@@ -43,8 +43,10 @@ def ai_memory(*args: str) -> list[str]:
 def read_only(folder: Path):
     """A command prefix under which `folder` cannot be written (nothing changes outside it)."""
     if AS_ROOT:
-        if shutil.which("unshare") is None:
-            pytest.skip("root without unshare(1): cannot make a folder read-only")
+        # util-linux (an essential package) ships unshare(1): its absence is a broken machine,
+        # not a reason to leave the read-only state untested.
+        assert shutil.which("unshare"), "running as root needs unshare(1) (util-linux) " \
+                                        "to make a folder read-only"
         yield ["unshare", "--mount", "sh", "-c",
                'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"',
                "sh", str(folder)]
