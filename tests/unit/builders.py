@@ -16,7 +16,7 @@ from memory.application.service import MemoryService
 from memory.domain.chunking import chunk_lines
 from memory.domain.health import WriteAccess
 from memory.domain.identity import path_identity
-from memory.domain.markdown import extract_links
+from memory.domain.markdown import links
 from memory.domain.note_scope import scope_from_path
 from memory.domain.notes import Note, NoteDocument, Status, content_hash
 
@@ -32,7 +32,8 @@ def make_doc(path: str, body: str, *, title: str | None = None, memory_id: str |
                 project=fields.pop("project", scope.project),
                 ticket=fields.pop("ticket", scope.ticket),
                 scope_kind=scope.kind, scope_id=scope.id,
-                links=extract_links(lines), content_hash=content_hash(body),
+                links=tuple(link.target for link in links(lines)),
+                content_hash=content_hash(body),
                 line_count=len(lines), **fields)
     chunks = chunk_lines(lines, memory_id=mid, path=path, title=title, window=window,
                          overlap=overlap)

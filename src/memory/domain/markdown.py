@@ -152,11 +152,6 @@ def links(lines: Sequence[str], start: int = 1) -> tuple[Link, ...]:
     return tuple(found.values())
 
 
-def extract_links(lines: Sequence[str], start: int = 1) -> tuple[str, ...]:
-    """Targets of links(), in order."""
-    return tuple(link.target for link in links(lines, start))
-
-
 def field_line(lines: Sequence[str], key: str, value: str | None = None) -> int | None:
     """1-based line of a top-level front matter field, or of the line within it that holds
     value when one does; None when the note has no such field."""

@@ -33,10 +33,6 @@ class ManifestDiff:
     removed: tuple[str, ...] = ()
     suspect: tuple[str, ...] = ()  # stat differs; must be read to know
 
-    @property
-    def is_empty(self) -> bool:
-        return not (self.added or self.changed or self.removed or self.suspect)
-
 
 def diff_scan(previous: Mapping[str, ManifestEntry], scan: Mapping[str, SourceFile]) -> ManifestDiff:
     """Compare a scan with the last manifest by stat; files whose stat moved are suspects."""

@@ -42,17 +42,9 @@ class RefreshPlan:
     previous: Mapping[str, ManifestEntry] = field(factory=dict, repr=False, eq=False)
 
     @property
-    def reuse(self) -> bool:
-        return self.base is not None
-
-    @property
     def rechunk(self) -> bool:
         """Every note is read and chunked again (a rebuild)."""
         return self.base is None
-
-    @property
-    def reembed(self) -> bool:
-        return Reason.MODEL in self.reasons and self.model_id is not None
 
     @property
     def semantic(self) -> bool:

@@ -11,7 +11,7 @@ from memory.application.capture.index import (DuplicatePolicy, IndexCatalogue, I
 from memory.application.refresh.indexer import RefreshPolicy
 from memory.domain.model_state import EmbedderState
 from memory.domain.placement import ScopeKey, WriteScope
-from memory.domain.refresh import diff_scan
+from memory.domain.refresh import ManifestDiff, diff_scan
 
 NOTES = {
     "Repos/api/Notes/retries.md": "# Retries\n\nWebhook deliveries are retried three times "
@@ -50,7 +50,7 @@ def test_the_manifest_holds_the_stat_the_watcher_sees(world):
     world.source.put(make_doc(NEW, "# Idempotency\n\nEvery charge carries a zebra key.\n"))
     world.indexer.refresh_paths([NEW])
     scanned = world.source.scan().files
-    assert diff_scan(world.generations.current().manifest, scanned).is_empty
+    assert diff_scan(world.generations.current().manifest, scanned) == ManifestDiff()
     assert world.refresh("index").stage("index").outcome == "unchanged"
 
 

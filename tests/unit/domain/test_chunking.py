@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.domain.chunking import chunk_context, chunk_lines
-from memory.domain.markdown import extract_links, first_heading, split_front_matter, split_lines
+from memory.domain.markdown import first_heading, links, split_front_matter, split_lines
 from memory.domain.note_scope import scope_from_path
 from memory.domain.notes import ScopeKind
 
@@ -177,7 +177,7 @@ def test_scope_from_path(path, expected):
         assert scope.id == scope.ticket
 
 
-def test_extract_links():
+def test_links_are_the_targets_outside_code_each_once():
     lines = [
         "See [[Retry policy]], [[Backoff|the backoff]] and [[Design#Goals]].",
         "Also [notes](../Notes/retry%20rules.md#top), [site](https://x.io/a.md),",
@@ -188,5 +188,5 @@ def test_extract_links():
         "```",
         "[[Retry policy]] again",
     ]
-    assert extract_links(lines) == (
+    assert tuple(link.target for link in links(lines)) == (
         "Retry policy", "Backoff", "Design", "../Notes/retry rules.md", "With Space.md")

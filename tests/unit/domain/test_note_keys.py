@@ -32,11 +32,12 @@ def test_the_note_spelled_exactly_so_comes_first_then_by_path():
 
 def test_the_markdown_extension_is_one_rule_in_any_case_for_paths_ids_names_and_links():
     from memory.domain.identity import path_identity
-    from memory.domain.markdown import extract_links
+    from memory.domain.markdown import links
     from memory.domain.notes import note_path, without_extension
 
     assert note_path("Notes/X.MD") == "Notes/X.MD"
     assert path_identity("Notes/X.Md") == path_identity("notes/x.md") == "notes/x"
     assert "X" in Note(memory_id="x-note", path="Notes/X.MD", title="t").names
-    assert extract_links(["see [x](Other.MD) and [y](notes.mdx)"]) == ("Other.MD",)
+    assert [link.target for link in links(["see [x](Other.MD) and [y](notes.mdx)"])] == [
+        "Other.MD"]
     assert (without_extension("a.MD"), without_extension("a.mdx")) == ("a", "a.mdx")

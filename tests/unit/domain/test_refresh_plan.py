@@ -59,8 +59,9 @@ def test_the_plan_follows_the_table(current, damage, model, chunking, full, forc
                                     rechunk, reembed, reasons):
     plan = plan_refresh(current=current, damage=damage, model_id=model, chunking=chunking,
                         full=full, force=force)
-    assert (plan.reuse, plan.rechunk, plan.reembed, plan.reasons) == (
-        reuse, rechunk, reembed, reasons)
+    # Re-embedding: the model changed and vectors come from one now.
+    assert (plan.rechunk, Reason.MODEL in plan.reasons and plan.semantic, plan.reasons) == (
+        rechunk, reembed, reasons)
     assert plan.base == ("g1" if reuse else None)
     assert plan.model_id == model and plan.semantic is (model is not None)
     assert plan.forced is force
