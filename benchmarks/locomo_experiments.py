@@ -61,20 +61,25 @@ class MergeTouching:
     inner: ContextConfig
     cap: int
 
-    def cite(self, chosen, texts, query, focus):
+    @property
+    def budget_chars(self) -> int:
+        return self.inner.budget_chars
+
+    def cited(self, chosen, texts, query, focus):
+        """ContextConfig.cited's (candidate, item) pairs, touching items of a note merged."""
         out = []
-        for item in self.inner.cite(chosen, texts, query, focus):
-            for i, prev in enumerate(out):
+        for candidate, item in self.inner.cited(chosen, texts, query, focus):
+            for i, (first, prev) in enumerate(out):
                 touching = prev.end_line + 1 == item.start_line or \
                     item.end_line + 1 == prev.start_line
                 lines = max(prev.end_line, item.end_line) - \
                     min(prev.start_line, item.start_line) + 1
                 if prev.path == item.path and touching and lines <= self.cap:
-                    out[i] = evolve(prev, start_line=min(prev.start_line, item.start_line),
-                                    end_line=max(prev.end_line, item.end_line))
+                    out[i] = (first, evolve(prev, start_line=min(prev.start_line, item.start_line),
+                                            end_line=max(prev.end_line, item.end_line)))
                     break
             else:
-                out.append(item)
+                out.append((candidate, item))
         return tuple(out)
 
 

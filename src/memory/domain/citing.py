@@ -42,11 +42,6 @@ class ContextConfig:
     budget_chars: int = 24000  # shared by all items of a packet
     max_item_lines: int = 12
 
-    def cite(self, chosen: Sequence[Candidate], texts: Mapping[str, NoteText],
-             query: Query, focus: LineFocus | None) -> tuple[EvidenceItem, ...]:
-        """Expand each item in rank order; later items never overlap earlier ones."""
-        return tuple(item for _, item in self.cited(chosen, texts, query, focus))
-
     def cited(self, chosen: Sequence[Candidate], texts: Mapping[str, NoteText], query: Query,
               focus: LineFocus | None) -> tuple[tuple[Candidate, EvidenceItem], ...]:
         """Each candidate that gets an item, with it: one whose lines earlier items already

@@ -52,9 +52,6 @@ class BackgroundRefresher:
         if token is not None:
             token.cancel("newer edits are indexed first")
 
-    def busy(self) -> bool:
-        return self._token is not None
-
     def stop(self, timeout: float = 5.0) -> None:
         with self._wake:
             self._stopped = True
