@@ -20,6 +20,7 @@ KINDS = ("read tool", "write tool", "resource template", "prompt")
 
 def documented(text: str) -> list[tuple[str, str]]:
     """(kind, name) of each row of the section's table, in order."""
+    assert SECTION in text, f"docs/architecture.md has no {SECTION!r} section"
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
     return [(m["kind"], m["name"]) for m in ROW.finditer(text[start:end if end > 0 else None])]
