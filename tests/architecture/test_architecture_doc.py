@@ -59,6 +59,14 @@ def test_the_doc_lists_exactly_what_the_server_declares():
     assert differences(documented(DOC.read_text(encoding="utf-8")), server) == []
 
 
+def test_a_read_only_server_declares_the_doc_s_read_tools_alone():
+    async def listing():
+        async with Client(build_server(lambda: None, browser=lambda: None)) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+    rows = documented(DOC.read_text(encoding="utf-8"))
+    assert anyio.run(listing) == {name for kind, name in rows if kind == "read tool"}
+
+
 def test_a_row_dropped_added_or_misfiled_is_found():
     text, server = DOC.read_text(encoding="utf-8"), declared()
     dropped = re.sub(r"^\| read tool \| `memory_get` \|.*\n", "", text, flags=re.M)
