@@ -1,8 +1,8 @@
 """The `ai-memory` command line: what the MCP tools do, plus serving, set-up and evaluation.
 
 Every MCP tool has its command (search, explain, get, neighbors, path, refresh, health,
-feedback, write, edit), beside serve, setup, eval, graph and the shared server (token,
-daemon, connect).
+feedback, write, edit), beside serve, setup, eval, graph, artifacts (the store of raw
+records) and the shared server (token, daemon, connect).
 
 Results go to stdout (text, or JSON with --json); warnings, progress and errors go to
 stderr, except that under --json an error is a JSON object on stdout, so that a program
@@ -22,8 +22,8 @@ from contextlib import suppress
 
 from memory import __version__
 from memory.domain.errors import AiMemoryError, InvalidRequest
-from memory.entrypoints import (capture_command, graph_command, note_presenters, presenters,
-                                status_presenters)
+from memory.entrypoints import (artifacts_command, capture_command, graph_command,
+                                note_presenters, presenters, status_presenters)
 from memory.entrypoints.cli_progress import notices_on_stderr
 from memory.entrypoints.error_kinds import kind_of
 from memory.entrypoints.settings import Settings
@@ -162,6 +162,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--skip-index", action="store_true", help="do not build the index")
     _shared_server_commands(sub, common)
     capture_command.add_commands(sub, common)
+    artifacts_command.add_commands(sub, common)
     graph_command.add_arguments(sub.add_parser(
         "graph", parents=common, help="write an interactive HTML page of the graph"))
     s = sub.add_parser(
@@ -381,6 +382,8 @@ def _dispatch(args) -> int:
         return run_eval(args, _settings(args))
     if cmd == "graph":
         return graph_command.run_graph(args, _settings(args))
+    if cmd == "artifacts":
+        return artifacts_command.run_artifacts(args, _settings(args))
     service = _service(args)
     if cmd == "refresh":
         from memory.entrypoints.cli_progress import TerminalProgress
