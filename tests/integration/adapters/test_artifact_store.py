@@ -196,3 +196,17 @@ def test_restore_refuses_a_copy_that_changed_or_fails_its_check(tmp_path, state,
         store.restore(str(copy))
     assert rows(state, "SELECT text FROM messages ORDER BY seq") == before
 
+
+
+@pytest.mark.parametrize("content", [b"not a database at all " * 100, "empty sqlite"])
+def test_restore_refuses_a_file_that_is_no_artifact_store(tmp_path, state, intake, content):
+    intake.ingest("team", [str(write(tmp_path / "chat.jsonl", turn(1)))])
+    other = tmp_path / "other.sqlite"
+    if isinstance(content, bytes):
+        other.write_bytes(content)
+    else:
+        sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    Path(f"{other}.sha256").write_text(f"{hashlib.sha256(other.read_bytes()).hexdigest()}  x\n")
+    with pytest.raises(InvalidRequest, match="fails its check, nothing restored"):
+        SqliteArtifactStore(state).restore(str(other))
+    assert SqliteArtifactStore(state).check().records == 1

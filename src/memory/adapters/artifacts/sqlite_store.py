@@ -101,19 +101,22 @@ class SqliteArtifactStore(ArtifactStore):
     def restore(self, src: str) -> CheckReport:
         source = Path(src).expanduser()
         _verify_digest(source)
-        with _errors(f"cannot read the copy {source}"):
+        with _errors(f"cannot open the copy {source}"):
             copy = apsw.Connection(source.resolve().as_uri() + "?immutable=1",
                                    flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        try:
             try:
                 report = _check(copy)
-                if not report.ok:
-                    raise InvalidRequest(f"{source} fails its check, nothing restored: "
-                                         f"{'; '.join(report.problems[:3])}")
-                with self._connection() as conn:
-                    _copy(copy, conn)
-                    return _check(conn)
-            finally:
-                copy.close()
+            except apsw.Error as exc:
+                report = CheckReport(conversations=0, records=0, problems=(str(exc),))
+            if not report.ok:
+                raise InvalidRequest(f"{source} fails its check, nothing restored: "
+                                     f"{'; '.join(report.problems[:3])}")
+            with self._connection() as conn:
+                _copy(copy, conn)
+                return _check(conn)
+        finally:
+            copy.close()
 
     @contextmanager
     def _connection(self) -> Iterator[apsw.Connection]:
@@ -196,6 +199,10 @@ def _first_position(batch: Batch, conversation: Conversation) -> str:
 def _check(conn: apsw.Connection) -> CheckReport:
     problems = [f"database: {row[0]}" for row in conn.execute("PRAGMA integrity_check")
                 if row[0] != "ok"]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if missing := sorted({"conversations", "messages", "files", "meta"} - tables):
+        return CheckReport(conversations=0, records=0, problems=(
+            *problems, f"not an artifact store: no table {', '.join(missing)}"))
     records = 0
     for row in conn.execute(f"SELECT {_MESSAGE_COLUMNS}, revision, digest FROM messages"):
         records += 1
