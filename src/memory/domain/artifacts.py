@@ -18,7 +18,7 @@ from memory.domain.secrets import redact_text
 SCOPE_KEYS = ("repository", "project", "ticket")
 OPTIONAL_TEXT = ("session", "time", "speaker", "role", *SCOPE_KEYS)
 # Private text is dropped at intake: the marker says something was there, never what.
-PRIVATE = re.compile(r"(?is)<private>.*?(?:</private>|\Z)")
+PRIVATE_TAG = re.compile(r"(?i)<(/?)private\s*>")
 PRIVATE_MARKER = "[PRIVATE:removed]"
 
 
@@ -176,7 +176,28 @@ def content_digest(value: Mapping[str, object]) -> str:
 
 def clean_text(text: str) -> str:
     """What of a message may be stored: private parts removed, then secrets redacted."""
-    return redact_text(PRIVATE.sub(PRIVATE_MARKER, text))
+    return redact_text(without_private(text))
+
+
+def without_private(text: str) -> str:
+    """`text` with each outermost <private>...</private> replaced by the marker. Nested tags
+    count (the inner closing tag ends nothing), an unclosed one runs to the end, and a stray
+    closing tag is dropped: a mistake in the tags hides more, never less."""
+    kept, depth, at = [], 0, 0
+    for tag in PRIVATE_TAG.finditer(text):
+        if depth == 0:
+            kept.append(text[at:tag.start()])
+        closing = tag.group(1) == "/"
+        if not closing:
+            if depth == 0:
+                kept.append(PRIVATE_MARKER)
+            depth += 1
+        elif depth:
+            depth -= 1
+        at = tag.end()
+    if depth == 0:
+        kept.append(text[at:])
+    return "".join(kept)
 
 
 def validate_batch(source: str, records: Sequence[RawRecord]) -> Batch:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory.domain.artifacts import (PRIVATE_MARKER, BatchRefused, Change, Conversation,
-                                     Message, RawRecord, change_of, scope_change, validate_batch)
+                                     Message, RawRecord, change_of, scope_change, validate_batch,
+                                     without_private)
 
 GOOD = {"conversation": "c-42", "session": "s3", "seq": 17,
         "time": "2023-05-08T13:56:00+00:00", "speaker": "Caroline", "role": "user",
@@ -72,6 +73,23 @@ def test_private_text_is_removed_and_secrets_are_redacted_before_anything_else()
     assert "Elm" not in message.text and "diary" not in message.text
     assert "unclosed" not in message.text and "Ab1Ab1" not in message.text
     assert message.text.count(PRIVATE_MARKER) == 3 and "[REDACTED:" in message.text
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("a <private>x</private> b", f"a {PRIVATE_MARKER} b"),
+    ("a <private>x <private>y</private> z</private> b", f"a {PRIVATE_MARKER} b"),
+    ("a </private> b <Private >x", f"a  b {PRIVATE_MARKER}"),
+    ("no tags", "no tags"),
+])
+def test_private_tags_hide_more_on_a_mistake_never_less(text, kept):
+    assert without_private(text) == kept
+
+
+def test_a_secret_in_a_speaker_or_session_is_redacted_too():
+    message = validate_batch("team", records({**GOOD, "speaker": "ghp_" + "Ab1" * 12,
+                                              "session": "password: Zebra8Quokka3Walrus"})
+                             ).messages[0]
+    assert "Ab1Ab1" not in message.speaker and "Zebra8" not in message.session
 
 
 def test_an_identifier_holding_a_secret_is_refused_not_stored_with_a_marker():
