@@ -12,7 +12,7 @@ from enum import Enum
 
 from attrs import field, frozen
 
-from memory.domain.errors import InvalidRequest
+from memory.domain.errors import AiMemoryError, InvalidRequest
 from memory.domain.secrets import redact_text
 
 SCOPE_KEYS = ("repository", "project", "ticket")
@@ -29,6 +29,10 @@ class BatchRefused(InvalidRequest):
         super().__init__(f"{where}: {why} (the whole batch was refused, nothing stored)")
         self.where = where
         self.why = why
+
+
+class IngestRaced(AiMemoryError, RuntimeError):
+    """Another ingest stored the same file between this one's read and its store."""
 
 
 @frozen(kw_only=True)
@@ -140,6 +144,12 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def check_extent(stored: IngestedFile | None, read_from: IngestedFile | None, path: str) -> None:
+    """A batch is stored only over the extent it was read after; else IngestRaced."""
+    if stored != read_from:
+        raise IngestRaced(f"{path} was ingested by another process meanwhile")
 
 
 def change_of(stored_digest: str | None, message: Message, revising: bool, where: str) -> Change:

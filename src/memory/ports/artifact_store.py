@@ -12,10 +12,13 @@ class ArtifactStore(Protocol):
     def ingested(self, source: str, path: str) -> IngestedFile | None:
         """How much of this source file is stored, None if nothing of it is."""
 
-    def store(self, batch: Batch, file: IngestedFile, revising: bool) -> Stored:
+    def store(self, batch: Batch, file: IngestedFile, revising: bool,
+              read_from: IngestedFile | None) -> Stored:
         """Store a validated batch and the file's new extent in one transaction; a message
         already stored with other content is refused (BatchRefused, nothing stored) unless
-        `revising` (the file was rewritten), when it becomes a new revision."""
+        `revising` (the file was rewritten), when it becomes a new revision. IngestRaced,
+        nothing stored, if the file's stored extent is no longer `read_from` (what the
+        batch was read after: another ingest stored the file meanwhile)."""
 
     def check(self) -> CheckReport:
         """Recompute every record's digest and the database's own integrity."""

@@ -82,3 +82,30 @@ def test_a_file_contradicting_a_stored_message_is_refused_whole(intake, files, s
 def test_a_missing_path_is_not_found(intake):
     with pytest.raises(NotFound):
         intake.ingest("team", ["elsewhere"])
+
+
+class RacedStore(InMemoryArtifactStore):
+    """Between this ingest's read and its store, each file grows by one record and another
+    ingest stores it all."""
+
+    def __init__(self, files: dict):
+        super().__init__()
+        self.files_on_disk = files
+        self.other = ArtifactIntake(InMemoryArtifactReader(files), self)
+        self.raced: set[str] = set()
+
+    def store(self, batch, file, revising, read_from):
+        if file.path not in self.raced:
+            self.raced.add(file.path)
+            self.files_on_disk[file.path].append(turn(99, conversation=file.path))
+            self.other.ingest("team", [file.path])
+        return super().store(batch, file, revising, read_from)
+
+
+def test_an_ingest_that_lost_a_race_reads_on_from_the_winner_and_undoes_nothing(files):
+    store = RacedStore(files)
+    summary = ArtifactIntake(InMemoryArtifactReader(files), store).ingest("team", ["chats"])
+    assert summary.refused == 0 and summary.records == 0  # the other ingest stored them all
+    # Each file's extent is the winner's (grown), not the older one this ingest had read.
+    assert [store.ingested("team", p).size for p in sorted(files)] == [3, 2]
+    assert store.check().records == 5

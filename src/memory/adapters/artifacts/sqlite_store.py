@@ -16,7 +16,7 @@ from typing import TypeVar
 import apsw
 
 from memory.domain.artifacts import (Batch, Change, CheckReport, Conversation, IngestedFile,
-                                     Message, Stored, change_of, scope_change)
+                                     Message, Stored, change_of, check_extent, scope_change)
 from memory.domain.errors import InvalidRequest
 from memory.ports.artifact_store import ArtifactStore
 from memory.ports.errors import StoreError
@@ -57,16 +57,15 @@ class SqliteArtifactStore(ArtifactStore):
 
     def ingested(self, source: str, path: str) -> IngestedFile | None:
         with self._connection() as conn:
-            row = conn.execute("SELECT size, lines, digest, revision FROM files "
-                               "WHERE source = ? AND path = ?", (source, path)).fetchone()
-        if row is None:
-            return None
-        return IngestedFile(source=source, path=path, size=row[0], lines=row[1], digest=row[2],
-                            revision=row[3])
+            return _file(conn, source, path)
 
-    def store(self, batch: Batch, file: IngestedFile, revising: bool) -> Stored:
+    def store(self, batch: Batch, file: IngestedFile, revising: bool,
+              read_from: IngestedFile | None) -> Stored:
         with self._connection() as conn:
-            return _transaction(conn, lambda: _store(conn, batch, file, revising))
+            def work() -> Stored:
+                check_extent(_file(conn, file.source, file.path), read_from, file.path)
+                return _store(conn, batch, file, revising)
+            return _transaction(conn, work)
 
     def check(self) -> CheckReport:
         if not self.path.exists():
@@ -173,10 +172,17 @@ def _store(conn: apsw.Connection, batch: Batch, file: IngestedFile, revising: bo
                   revised=counts[Change.REVISED])
 
 
+def _file(conn: apsw.Connection, source: str, path: str) -> IngestedFile | None:
+    row = conn.execute("SELECT size, lines, digest, revision FROM files "
+                       "WHERE source = ? AND path = ?", (source, path)).fetchone()
+    if row is None:
+        return None
+    return IngestedFile(source=source, path=path, size=row[0], lines=row[1], digest=row[2],
+                        revision=row[3])
+
+
 def _record_file(conn: apsw.Connection, file: IngestedFile, now: str) -> None:
-    row = conn.execute("SELECT size, lines, digest, revision FROM files WHERE source = ? AND "
-                       "path = ?", (file.source, file.path)).fetchone()
-    if row is not None and tuple(row) == (file.size, file.lines, file.digest, file.revision):
+    if _file(conn, file.source, file.path) == file:
         return  # nothing new: the store is left byte for byte as it was
     conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                  (file.source, file.path, file.size, file.lines, file.digest, file.revision, now))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from memory.domain.artifacts import (Batch, BatchRefused, Change, CheckReport, Conversation,
                                      FileRead, IngestedFile, Message, RawRecord, Stored,
-                                     change_of, content_digest, scope_change)
+                                     change_of, check_extent, content_digest, scope_change)
 from memory.domain.errors import InvalidRequest, NotFound
 from memory.ports.artifact_reader import ArtifactReader
 from memory.ports.artifact_store import ArtifactStore
@@ -31,7 +31,9 @@ class InMemoryArtifactStore(ArtifactStore):
     def ingested(self, source: str, path: str) -> IngestedFile | None:
         return self.files.get((source, path))
 
-    def store(self, batch: Batch, file: IngestedFile, revising: bool) -> Stored:
+    def store(self, batch: Batch, file: IngestedFile, revising: bool,
+              read_from: IngestedFile | None) -> Stored:
+        check_extent(self.files.get((file.source, file.path)), read_from, file.path)
         conversations, messages = dict(self.conversations), copy.deepcopy(self.messages)
         for conversation in batch.conversations:  # work on copies: all or nothing
             key = (conversation.source, conversation.conversation)

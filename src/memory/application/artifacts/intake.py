@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
-from memory.domain.artifacts import BatchRefused, IngestedFile, Stored, validate_batch
+from memory.domain.artifacts import (BatchRefused, IngestedFile, IngestRaced, Stored,
+                                     validate_batch)
 from memory.ports.artifact_reader import ArtifactReader
 from memory.ports.artifact_store import ArtifactStore
 
@@ -74,11 +75,17 @@ class ArtifactIntake:
         for number, path in enumerate(files, 1):
             if progress is not None:
                 progress(number, len(files), path)
-            try:
-                outcomes.append(self._ingest_file(source, path))
-            except BatchRefused as refused:
-                outcomes.append(FileOutcome(path=path, refused=str(refused)))
+            outcomes.append(self._outcome(source, path))
         return IntakeSummary(source=source, files=tuple(outcomes))
+
+    def _outcome(self, source: str, path: str) -> FileOutcome:
+        try:
+            try:
+                return self._ingest_file(source, path)
+            except IngestRaced:  # the other ingest stored it first: read on from there
+                return self._ingest_file(source, path)
+        except (BatchRefused, IngestRaced) as refused:
+            return FileOutcome(path=path, refused=str(refused))
 
     def _ingest_file(self, source: str, path: str) -> FileOutcome:
         known = self._store.ingested(source, path)
@@ -92,6 +99,6 @@ class ArtifactIntake:
         revision = (known.revision if known else 0) + rewritten
         extent = IngestedFile(source=source, path=path, size=read.size, lines=read.lines,
                               digest=read.digest, revision=revision)
-        stored = self._store.store(batch, extent, revising=rewritten)
+        stored = self._store.store(batch, extent, revising=rewritten, read_from=known)
         return FileOutcome(path=path, conversations=len(batch.conversations), stored=stored,
                            repeated=batch.repeated, rewritten=rewritten, left=read.left)
