@@ -122,7 +122,7 @@ def test_a_last_line_still_being_written_is_left_for_the_next_ingest(tmp_path, s
     chat = tmp_path / "chat.jsonl"
     chat.write_text(lines_of([turn(1)]) + '{"conversation": "c-42", "se')
     first = intake.ingest("team", [str(chat)])
-    assert first.records == 1 and first.files[0].left and ":2:" in first.files[0].left
+    assert first.records == 1 and first.files[0].note and ":2:" in first.files[0].note
     chat.write_text(lines_of([turn(1), turn(2)]))
     second = intake.ingest("team", [str(chat)])
     assert (second.records, second.files[0].rewritten) == (1, False)

@@ -137,6 +137,11 @@ def _prepare(conn: apsw.Connection) -> None:
     if conn.execute("PRAGMA journal_mode=WAL").fetchall()[0][0] != "wal":
         raise StoreError("the artifact store cannot use WAL")
     conn.execute("PRAGMA synchronous=FULL").fetchall()  # the truth: durable once it returned
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+        _transaction(conn, lambda: _create(conn))  # only once: a reader takes no write lock
+
+
+def _create(conn: apsw.Connection) -> None:
     for statement in _TABLES:
         conn.execute(statement)
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))

@@ -14,6 +14,7 @@ from memory.ports.artifact_reader import ArtifactReader
 from memory.ports.artifact_store import ArtifactStore
 
 Progress = Callable[[int, int, str], None]  # (file number, files, path)
+RACE_RETRIES = 3
 
 
 @frozen(kw_only=True)
@@ -24,7 +25,7 @@ class FileOutcome:
     repeated: int = 0  # records given twice in the batch with the same content
     rewritten: bool = False
     refused: str | None = None
-    left: str | None = None  # a last line not yet complete
+    note: str | None = None  # a last line not yet complete, or other ingests at work
 
 
 @frozen(kw_only=True)
@@ -56,8 +57,8 @@ class IntakeSummary:
             if f.rewritten:
                 said.append(f"{f.path} was rewritten since it was last ingested: read again "
                             f"whole, {f.stored.revised} records stored as new revisions")
-            if f.left:
-                said.append(f.left)
+            if f.note:
+                said.append(f.note)
             if f.refused:
                 said.append(f"refused: {f.refused}")
         return tuple(said)
@@ -80,12 +81,15 @@ class ArtifactIntake:
 
     def _outcome(self, source: str, path: str) -> FileOutcome:
         try:
-            try:
-                return self._ingest_file(source, path)
-            except IngestRaced:  # the other ingest stored it first: read on from there
-                return self._ingest_file(source, path)
-        except (BatchRefused, IngestRaced) as refused:
+            for _ in range(RACE_RETRIES):
+                try:
+                    return self._ingest_file(source, path)
+                except IngestRaced:  # another ingest stored the file first: read on from there
+                    continue
+        except BatchRefused as refused:
             return FileOutcome(path=path, refused=str(refused))
+        return FileOutcome(path=path, note=f"{path} is being ingested by other processes: "
+                                           f"what they have not stored is read next time")
 
     def _ingest_file(self, source: str, path: str) -> FileOutcome:
         known = self._store.ingested(source, path)
@@ -94,11 +98,11 @@ class ArtifactIntake:
         start = known if known is not None and not rewritten else None
         read = self._reader.read(path, start.size if start else 0, start.lines if start else 0)
         if start is not None and read.size == start.size:
-            return FileOutcome(path=path, left=read.left)  # nothing grew
+            return FileOutcome(path=path, note=read.left)  # nothing grew
         batch = validate_batch(source, read.records)
         revision = (known.revision if known else 0) + rewritten
         extent = IngestedFile(source=source, path=path, size=read.size, lines=read.lines,
                               digest=read.digest, revision=revision)
         stored = self._store.store(batch, extent, revising=rewritten, read_from=known)
         return FileOutcome(path=path, conversations=len(batch.conversations), stored=stored,
-                           repeated=batch.repeated, rewritten=rewritten, left=read.left)
+                           repeated=batch.repeated, rewritten=rewritten, note=read.left)
