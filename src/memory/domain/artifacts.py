@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 
@@ -295,6 +295,3 @@ def _first_of(positions: Mapping[tuple[str, str, int], str], conversation: Conve
     return next((where for key, where in positions.items() if key[1] == conversation.conversation),
                 "an earlier record")
 
-
-def conversations_of(messages: Iterable[Message]) -> int:
-    return len({(m.source, m.conversation) for m in messages})

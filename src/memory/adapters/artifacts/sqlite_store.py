@@ -91,8 +91,9 @@ class SqliteArtifactStore(ArtifactStore):
             if not report.ok:
                 raise StoreError(f"the copy fails its check: {'; '.join(report.problems[:3])}")
             digest = _sha256(temp)
-            _write_private(Path(f"{target}.sha256"), f"{digest}  {target.name}\n")
             os.replace(temp, target)
+            # Written last: a copy cut short by a crash has no digest, and restore refuses it.
+            _write_private(Path(f"{target}.sha256"), f"{digest}  {target.name}\n")
         finally:
             temp.unlink(missing_ok=True)
         return digest
