@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,24 @@ def test_a_forced_full_refresh_leaves_the_artifact_store_intact(tmp_path):
     assert hashlib.sha256(store.read_bytes()).hexdigest() == before
     checked = cli(root, "artifacts", "check", "--json")
     assert json.loads(checked.stdout)["records"] == 2
+
+
+def test_backup_check_and_restore_exit_non_zero_on_a_bad_copy_or_store(tmp_path):
+    root = tmp_path / "memory"
+    root.mkdir()
+    assert cli(root, "artifacts", "ingest", "--format", "chat-jsonl",
+               str(chat(tmp_path / "chat.jsonl", 1, 2))).returncode == 0
+    copy = tmp_path / "copy.sqlite"
+    made = cli(root, "artifacts", "backup", str(copy), "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["sha256"] == hashlib.sha256(copy.read_bytes()).hexdigest()
+    live = root / ".ai-memory" / "artifacts" / "artifacts.sqlite"
+    for path in (live, copy):
+        conn = sqlite3.connect(path)
+        conn.execute("UPDATE messages SET text = 'forged' WHERE seq = 1")
+        conn.commit()
+        conn.close()
+    damaged = cli(root, "artifacts", "check")
+    assert damaged.returncode == 1 and "c-1#1" in damaged.stderr
+    refused = cli(root, "artifacts", "restore", str(copy))
+    assert refused.returncode == 2 and "does not match its digest" in refused.stderr
