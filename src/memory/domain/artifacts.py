@@ -16,6 +16,7 @@ from memory.domain.errors import AiMemoryError, InvalidRequest
 from memory.domain.secrets import redact_text
 
 SCOPE_KEYS = ("repository", "project", "ticket")
+MAX_SEQ = 2**63 - 1  # what a store's integer column holds
 OPTIONAL_TEXT = ("session", "time", "speaker", "role", *SCOPE_KEYS)
 # Private text is dropped at intake: the marker says something was there, never what.
 PRIVATE_TAG = re.compile(r"(?i)<(/?)private\s*>")
@@ -244,7 +245,7 @@ def _parse(source: str, record: RawRecord) -> tuple[Conversation, Message]:
             raise BatchRefused(record.where, f"missing `{name}`")
     conversation = _identifier(record, "conversation")
     seq = fields["seq"]
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
         raise BatchRefused(record.where, f"`seq` must be a whole number >= 0, not {seq!r:.40}")
     if not isinstance(fields["text"], str):
         raise BatchRefused(record.where, "`text` must be a string")

@@ -210,3 +210,14 @@ def test_restore_refuses_a_file_that_is_no_artifact_store(tmp_path, state, intak
     with pytest.raises(InvalidRequest, match="fails its check, nothing restored"):
         SqliteArtifactStore(state).restore(str(other))
     assert SqliteArtifactStore(state).check().records == 1
+
+
+def test_a_line_too_long_to_be_a_message_refuses_the_file_without_reading_it_whole(
+        tmp_path, state, intake, monkeypatch):
+    from memory.adapters.artifacts import chat_jsonl
+    monkeypatch.setattr(chat_jsonl, "MAX_LINE", 1 << 20)
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(lines_of([turn(1), turn(2, "x" * (2 << 20))]))
+    summary = intake.ingest("team", [str(chat)])
+    assert summary.refused == 1 and f"{chat}:2: a line over 1 MiB" in summary.files[0].refused
+    assert rows(state, "SELECT COUNT(*) FROM messages") == [(0,)]

@@ -34,6 +34,8 @@ def test_a_good_batch_keeps_its_conversation_scope_and_messages_in_order():
     ({**GOOD, "seq": "17"}, "`seq` must be a whole number"),
     ({**GOOD, "seq": 17.5}, "`seq` must be a whole number"),
     ({**GOOD, "seq": True}, "`seq` must be a whole number"),
+    ({**GOOD, "seq": -1}, "`seq` must be a whole number"),
+    ({**GOOD, "seq": 2**64}, "`seq` must be a whole number"),
     ({**GOOD, "time": "8 May 2023"}, "`time`"),
     ({**GOOD, "time": "2023-05-08T13:56:00"}, "with an offset"),
     ({**GOOD, "text": 5}, "`text` must be a string"),

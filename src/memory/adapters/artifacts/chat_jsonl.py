@@ -15,6 +15,7 @@ from memory.domain.errors import InvalidRequest, NotFound
 from memory.ports.artifact_reader import ArtifactReader
 
 SUFFIX = ".jsonl"
+MAX_LINE = 8 << 20  # bytes: one message this long is a pasted dump, not a turn of a chat
 _BLOCK = 1 << 20
 
 
@@ -50,7 +51,9 @@ class ChatJsonlReader(ArtifactReader):
         size, number, left = offset, lines, None
         with _opened(path) as handle:
             _hash_prefix(handle, offset, digest)
-            for raw in iter(handle.readline, b""):
+            for raw in iter(lambda: handle.readline(MAX_LINE + 1), b""):
+                if len(raw) > MAX_LINE:
+                    raise BatchRefused(f"{path}:{number + 1}", f"a line over {MAX_LINE >> 20} MiB")
                 fields = _parsed(path, number + 1, raw)
                 if fields is _INCOMPLETE:
                     left = f"{path}:{number + 1}: the last line is incomplete (still being " \
