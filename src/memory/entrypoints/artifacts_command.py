@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from memory.adapters.artifacts.chat_jsonl import ChatJsonlReader
-from memory.adapters.artifacts.sqlite_store import SqliteArtifactStore
-from memory.adapters.statefiles.state_dir import ensure_state_dir
-from memory.application.artifacts.intake import ArtifactIntake, IntakeSummary
-from memory.domain.artifacts import CheckReport
 from memory.entrypoints.settings import Settings
 
-READERS = {"chat-jsonl": ChatJsonlReader}
+if TYPE_CHECKING:
+    from memory.application.artifacts.intake import IntakeSummary
+    from memory.domain.artifacts import CheckReport
+
+# The formats' names; their readers (and apsw) load only when the command runs, so importing the
+# command line for `serve` or the bridge stays light.
+FORMATS = ("chat-jsonl",)
 
 
 def add_commands(sub, common: list[argparse.ArgumentParser]) -> None:
@@ -24,7 +26,7 @@ def add_commands(sub, common: list[argparse.ArgumentParser]) -> None:
                                help="ingest, check, backup or restore")
     a = actions.add_parser("ingest", parents=common,
                            help="store conversations from files (validated whole per file)")
-    a.add_argument("--format", required=True, choices=sorted(READERS),
+    a.add_argument("--format", required=True, choices=FORMATS,
                    help="chat-jsonl: one JSON object a line with conversation, seq and text "
                         "(README, 'Raw records')")
     a.add_argument("--source", help="the name these records are kept under (default: the "
@@ -42,10 +44,16 @@ def add_commands(sub, common: list[argparse.ArgumentParser]) -> None:
 
 
 def run_artifacts(args: argparse.Namespace, settings: Settings) -> int:
+    from memory.adapters.artifacts.chat_jsonl import ChatJsonlReader
+    from memory.adapters.artifacts.sqlite_store import SqliteArtifactStore
+    from memory.adapters.statefiles.state_dir import ensure_state_dir
+    from memory.application.artifacts.intake import ArtifactIntake
+
+    readers = {"chat-jsonl": ChatJsonlReader}
     store = SqliteArtifactStore(ensure_state_dir(settings.state_dir))
     action = args.artifacts_command
     if action == "ingest":
-        intake = ArtifactIntake(READERS[args.format](), store)
+        intake = ArtifactIntake(readers[args.format](), store)
         summary = intake.ingest(args.source or args.format, args.paths, _progress)
         return _ingested(summary, args.json)
     if action == "backup":
