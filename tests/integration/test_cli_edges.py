@@ -40,7 +40,7 @@ def test_warnings_go_to_stderr_and_name_the_cli_command(root):
 
 
 @pytest.mark.parametrize("args,kind,code", [
-    (("get", "no-such-note"), "not found", 3),
+    (("get", "no-such-note"), "unavailable", 1),  # never indexed: no answer about any name
     (("search", "retry", "--limit", "0"), "invalid request", 2),
     (("get", "../outside.md"), "invalid request", 2),
     (("search", "retry", "--bogus-flag"), "usage", 2),
@@ -116,6 +116,19 @@ def test_a_root_never_indexed_says_not_indexed_on_search_get_and_health(root):
     assert "problem: not indexed: " in health.stdout and "ai-memory refresh" in health.stdout
     again = json.loads(cli("search", "JSON lines stdout", "--json", root=root).stdout)
     assert again["freshness"] == "not-indexed"  # the reads built nothing behind our back
+
+
+def test_get_by_name_and_eval_on_a_root_never_indexed_say_not_indexed_and_exit_1(root):
+    get = cli("get", "Logging", root=root)
+    assert get.returncode == 1 and get.stdout == ""
+    assert get.stderr.startswith("unavailable: not indexed: ") and "ai-memory refresh" in get.stderr
+    queries = root.parent / "queries.jsonl"
+    queries.write_text(json.dumps({"qid": "q1", "question": "log format",
+                                   "evidence": [{"path": "Decisions/Logging.md", "line": 3}]})
+                       + "\n", encoding="utf-8")
+    scored = cli("eval", str(queries), "--signals", "lexical", root=root)
+    assert scored.returncode == 1 and "| all |" not in scored.stdout
+    assert "not indexed: " in scored.stderr and f"ai-memory refresh --root {root}" in scored.stderr
 
 
 def test_health_of_a_root_never_indexed_names_each_problem_once(root):

@@ -106,8 +106,10 @@ class MemoryService:
     def get(self, identity: object, start_line: object = None,
             end_line: object = None) -> NoteRead:
         name = clean_text(identity, "identity", MAX_NAME_CHARS)
-        said = read_verdict(self._before_search(), *self._generation()).warnings
-        doc = self._texts.load(*self._resolve_path(name))
+        verdict = self._before_search()
+        generation, warnings = self._generation()
+        said = read_verdict(verdict, generation, warnings).warnings
+        doc = self._texts.load(*self._resolve_path(name, generation, warnings))
         first, last = line_range(start_line, end_line, len(doc.lines), doc.note.path)
         read = NoteRead.of(doc, first, last)  # an empty note: lines 1..0, none
         return evolve(read, warnings=(*said, *read.warnings)) if said else read
@@ -220,22 +222,24 @@ class MemoryService:
         return Generation(index=index.id if index else None,
                           graph=graph.id if graph else None), warnings
 
-    def _resolve_path(self, name: str) -> tuple[str, Note | None]:
+    def _resolve_path(self, name: str, generation: Generation,
+                      missing: list[str]) -> tuple[str, Note | None]:
         """The path a name reads at, and the index's note there (None: not indexed)."""
         matches = self._catalogue.find(name)
         if len(matches) >= 1:
             return matches[0].path, matches[0]
         if not ("/" in name or "\\" in name or is_markdown(name)):
-            # Neither a known id or title nor written as a path: the note does not exist
+            # Neither a known id or title nor written as a path: without an index that is
+            # no answer about the note (missing says why); with one, the note does not exist
             # (the source would only call it "not a Markdown note").
-            raise NotFound(no_note(name))
+            raise Unavailable(missing[0]) if generation.index is None else NotFound(no_note(name))
         return name, None  # a path not (yet) indexed: the source validates and reads it
 
     def _resolve_note(self, name: str) -> Note:
-        self._generation()
+        generation, missing = self._generation()
         matches = self._catalogue.find(name)
         if not matches:
-            raise NotFound(no_note(name))
+            raise Unavailable(missing[0]) if generation.index is None else NotFound(no_note(name))
         return matches[0]
 
     def _graph_scope(self, filters: dict[str, Any]) -> ResolvedScope:

@@ -12,7 +12,8 @@ from attrs import evolve
 from memory.application.evaluation import (FOLD_METRICS, CrossValidation, control_band,
                                            cross_validate, sampling_band, split_folds,
                                            summarize)
-from memory.domain.errors import InvalidRequest
+from memory.domain.errors import InvalidRequest, Unavailable
+from memory.domain.messages import Action, Message
 from memory.domain.scope import ScopeFilter, StatusFilter
 
 SCOPE_KEYS = ("root_scope", "repository", "project", "ticket", "status", "path_prefix")
@@ -121,6 +122,7 @@ def run_eval(args, settings) -> int:
         config.gather, use_lexical="lexical" in signals, use_semantic="semantic" in signals,
         use_graph="graph" in signals)))
     service = app.use_cases.service()
+    _require_index(app.gateways.index(), settings.root)
     if "semantic" in signals:
         app.gateways.embedder().warm()
         app.gateways.embedder().wait_ready(300)
@@ -137,6 +139,14 @@ def run_eval(args, settings) -> int:
         print(_fold_report(args, queries, results, ks))
     print(f"{len(queries)} queries, signals: {','.join(sorted(signals))}", file=sys.stderr)
     return 0
+
+
+def _require_index(index, root: Path) -> None:
+    """A root never indexed has nothing to score: every query would count as a miss."""
+    if index.current() is None:
+        raise Unavailable(Message(
+            f"not indexed: {root} has no index yet, so there is nothing to score; run ",
+            Action.REFRESH, f" --root {root} first (with the same --state-dir, if any)"))
 
 
 def _fold_report(args, queries: list[dict], results: dict[str, dict], ks: list[int]) -> str:

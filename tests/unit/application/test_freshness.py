@@ -12,6 +12,7 @@ from memory.application.refresh.changes_only_history import ChangesOnlyHistory
 from memory.application.refresh.freshness import FreshnessConfig, FreshnessPolicy
 from memory.application.refresh.indexer import Indexer, RefreshPolicy
 from memory.application.service import MemoryService
+from memory.domain.errors import Unavailable
 from memory.domain.model_state import EmbedderState
 
 
@@ -498,6 +499,18 @@ def test_a_one_shot_read_of_a_root_never_indexed_says_not_indexed_and_builds_not
     assert read.lines and any(w.startswith("not indexed:") for w in read.warnings)
     assert any(w.startswith("not indexed:") for w in f.service.explain("topic2").warnings)
     assert any(p.startswith("not indexed:") for p in f.service.health().index.problems)
+
+
+def test_a_name_on_a_root_never_indexed_is_not_indexed_not_a_missing_note():
+    f = Fresh(watch=False, config=ONE_SHOT)
+    f.forget_index()
+    for read in (lambda: f.service.get("D2"),
+                 lambda: f.service.feedback("topic2", "D2", "relevant")):
+        with pytest.raises(Unavailable) as raised:
+            read()
+        assert str(raised.value).startswith("not indexed:")
+        assert "memory_refresh" in str(raised.value)
+    assert f.world.generations.current() is None
 
 
 def test_a_one_shot_read_leaves_a_big_note_to_refresh_and_says_so():
