@@ -1,17 +1,18 @@
 """`ai-memory setup --url` (a team server) and `--shared` from the command line, on an empty
-HOME; where a client's real CLI is installed, it must read our entry as we meant it."""
+HOME; the clients' CLIs (the real ones where installed, else stand-ins that read the client's
+configuration as it documents it) must read our entries as we meant them."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from client_standins import client_cli
 from http_harness import server_env
 from test_setup_end_to_end import CONFIGS
 
@@ -110,14 +111,7 @@ def test_a_dry_run_of_url_prints_the_plan_on_stdout_and_uninstall_removes_it(tmp
     assert files_under(home) == {}
 
 
-# -- the clients' own CLIs, where installed (scripts/check_clients.sh installs all four) ---
-
-def client_cli(name: str) -> str:
-    found = shutil.which(name, path=CLI_FOLDER) if CLI_FOLDER else shutil.which(name)
-    if found is None:
-        pytest.skip(f"the {name} CLI is not installed (set AI_MEMORY_CLIENT_BIN to its folder)")
-    return found
-
+# -- the clients' own CLIs (scripts/check_clients.sh installs all four), else stand-ins -----
 
 def describe(home: Path, *command: str) -> dict:
     done = subprocess.run(list(command), env=environment(home), capture_output=True,
@@ -127,7 +121,7 @@ def describe(home: Path, *command: str) -> dict:
 
 
 def test_codex_reads_our_url_and_shared_entries_as_we_meant_them(tmp_path):
-    codex = client_cli("codex")
+    codex = client_cli("codex", tmp_path / "bin", CLI_FOLDER)
     home = tmp_path / "home"
     assert setup(home, "--url", URL, "--token-env", "AI_MEMORY_TOKEN", "--name", "team",
                  "--clients", "codex").returncode == 0
@@ -144,7 +138,7 @@ def test_codex_reads_our_url_and_shared_entries_as_we_meant_them(tmp_path):
 
 
 def test_copilot_reads_our_url_entry_with_the_token_left_to_its_variable(tmp_path):
-    copilot = client_cli("copilot")
+    copilot = client_cli("copilot", tmp_path / "bin", CLI_FOLDER)
     home = tmp_path / "home"
     assert setup(home, "--url", URL, "--token-env", "AI_MEMORY_TOKEN",
                  "--clients", "copilot").returncode == 0
@@ -153,3 +147,19 @@ def test_copilot_reads_our_url_entry_with_the_token_left_to_its_variable(tmp_pat
 
     assert entry["type"] == "http" and entry["url"] == URL and entry["enabled"] is True
     assert entry["headers"] == {"Authorization": "Bearer ${AI_MEMORY_TOKEN}"}
+
+
+@pytest.mark.parametrize("client", ["codex", "copilot"])
+def test_after_uninstall_the_client_no_longer_finds_our_entry(tmp_path, client):
+    cli = client_cli(client, tmp_path / "bin", CLI_FOLDER)
+    home = tmp_path / "home"
+    assert setup(home, "--url", URL, "--token-env", "T", "--clients", client).returncode == 0
+    found = subprocess.run([cli, "mcp", "get", "ai-memory", "--json"], env=environment(home),
+                           capture_output=True, text=True, timeout=120, cwd=home)
+    assert found.returncode == 0 and URL in found.stdout, found.stdout + found.stderr
+
+    assert setup(home, "--uninstall", "--clients", client).returncode == 0
+    gone = subprocess.run([cli, "mcp", "get", "ai-memory", "--json"], env=environment(home),
+                          capture_output=True, text=True, timeout=120, cwd=home)
+
+    assert gone.returncode != 0 and URL not in gone.stdout
